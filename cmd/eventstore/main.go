@@ -1,0 +1,180 @@
+// Command eventstore is the event-sourcing database: `eventstore run` serves
+// it, `eventstore version` describes the binary.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"regexp"
+	"runtime"
+	"runtime/debug"
+	"syscall"
+
+	"github.com/urfave/cli/v2"
+	"go.uber.org/fx"
+	"go.uber.org/zap"
+
+	"github.com/eventstore-service/eventstore/modules/auth"
+	"github.com/eventstore-service/eventstore/modules/config"
+	"github.com/eventstore-service/eventstore/modules/datadir"
+	"github.com/eventstore-service/eventstore/modules/envelope"
+	"github.com/eventstore-service/eventstore/modules/health"
+	"github.com/eventstore-service/eventstore/modules/httpserver"
+	"github.com/eventstore-service/eventstore/modules/lifecycle"
+	"github.com/eventstore-service/eventstore/modules/logging"
+	"github.com/eventstore-service/eventstore/modules/metrics"
+	"github.com/eventstore-service/eventstore/modules/ui"
+)
+
+// Set at build time with -ldflags "-X main.version=... -X main.revision=...".
+var (
+	version  = "dev"
+	revision = ""
+)
+
+// exitUsage is the exit code of usage errors.
+const exitUsage = 2
+
+func main() {
+	os.Exit(run(os.Args, os.Stdout, os.Stderr))
+}
+
+// run executes the command line and returns the exit code.
+func run(args []string, stdout, stderr io.Writer) int {
+	err := newApp(stdout, stderr).Run(args)
+	var exit cli.ExitCoder
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &exit):
+		if msg := exit.Error(); msg != "" {
+			fmt.Fprintln(stderr, msg)
+		}
+		return exit.ExitCode()
+	default:
+		fmt.Fprintln(stderr, usageError(err).Error())
+		return exitUsage
+	}
+}
+
+func newApp(stdout, stderr io.Writer) *cli.App {
+	onUsageError := func(_ *cli.Context, err error, _ bool) error { return usageError(err) }
+	return &cli.App{
+		Name:           "eventstore",
+		Usage:          "an event-sourcing database reached over HTTP",
+		HideVersion:    true,
+		Writer:         stdout,
+		ErrWriter:      stderr,
+		ExitErrHandler: func(*cli.Context, error) {}, // run reports errors
+		OnUsageError:   onUsageError,
+		Action: func(c *cli.Context) error {
+			if c.Args().Present() {
+				return usageError(fmt.Errorf("unknown command %q (see --help)", c.Args().First()))
+			}
+			return usageError(errors.New("a command is required: run or version (see --help)"))
+		},
+		Commands: []*cli.Command{
+			{
+				Name:         "run",
+				Usage:        "serve the event store",
+				Flags:        config.Flags(),
+				OnUsageError: onUsageError,
+				Action:       runService,
+			},
+			{
+				Name:  "version",
+				Usage: "print version, revision and Go version",
+				Action: func(c *cli.Context) error {
+					b := buildInfo()
+					fmt.Fprintf(c.App.Writer, "eventstore %s (revision %s, %s)\n", b.Version, b.Revision, b.GoVersion)
+					return nil
+				},
+			},
+		},
+	}
+}
+
+// runService is `eventstore run`: validate the flags, then run the modules
+// until a signal stops them.
+func runService(c *cli.Context) error {
+	// Catch signals from the very start: one arriving during start-up is
+	// handled as soon as the start is complete.
+	signals := make(chan os.Signal, 2)
+	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(signals)
+
+	if c.Args().Present() {
+		return usageError(fmt.Errorf("unexpected argument %q: run takes no arguments (booleans are set as --flag=false)", c.Args().First()))
+	}
+	cfg, err := config.Load(c)
+	if err != nil {
+		return usageError(err)
+	}
+	log := logging.New(cfg.LogLevel)
+	defer func() { _ = log.Sync() }()
+
+	var runner *lifecycle.Runner
+	app := fx.New(
+		config.Module(cfg, buildInfo()),
+		logging.Module(log),
+		metrics.Module,
+		envelope.Module,
+		datadir.Module,
+		auth.Module,
+		health.Module,
+		ui.Module,
+		httpserver.Module,
+		lifecycle.Module, // last: its hooks start after and stop before all others
+		fx.Populate(&runner),
+	)
+	if err := app.Err(); err != nil {
+		log.Error("startup failed", zap.Error(err))
+		return cli.Exit("", lifecycle.ExitFailure)
+	}
+	if code := runner.Run(app, signals); code != lifecycle.ExitOK {
+		return cli.Exit("", code)
+	}
+	return nil
+}
+
+func buildInfo() config.Build {
+	b := config.Build{Version: version, Revision: revision, GoVersion: runtime.Version()}
+	if b.Revision == "" {
+		b.Revision = "unknown"
+		if info, ok := debug.ReadBuildInfo(); ok {
+			for _, s := range info.Settings {
+				if s.Key == "vcs.revision" {
+					b.Revision = s.Value
+				}
+			}
+		}
+	}
+	return b
+}
+
+// flagErrors rewrites the flag package's messages into the --flag spelling.
+var flagErrors = []struct {
+	pattern *regexp.Regexp
+	replace string
+}{
+	{regexp.MustCompile(`^flag provided but not defined: -+(.*)$`), "unknown flag --$1 (see --help)"},
+	{regexp.MustCompile(`^flag needs an argument: -+(.*)$`), "--$1 needs a value"},
+	{regexp.MustCompile(`^invalid value "(.*)" for flag -+([^:]*): .*$`), "invalid value \"$1\" for --$2"},
+	{regexp.MustCompile(`^invalid boolean value "(.*)" for -+([^:]*): .*$`), "invalid value \"$1\" for --$2 (use true or false)"},
+	{regexp.MustCompile(`^could not parse "(.*)" as (\w+) value from environment variable "([^"]*)" for flag ([^:]*): .*$`), "invalid $2 value \"$1\" in $3 (for --$4)"},
+}
+
+// usageError turns err into a one-line message on stderr and exit code 2.
+func usageError(err error) error {
+	msg := err.Error()
+	for _, f := range flagErrors {
+		if f.pattern.MatchString(msg) {
+			msg = f.pattern.ReplaceAllString(msg, f.replace)
+			break
+		}
+	}
+	return cli.Exit("eventstore: "+msg, exitUsage)
+}

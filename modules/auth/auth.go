@@ -1,0 +1,99 @@
+// Package auth protects the API with the single bearer token: every path
+// under /api/ except ping requires it, and the check happens before anything
+// else (route lookup, method check, body, shutdown state). Tokens are
+// compared in constant time as SHA-256 digests, never read from query
+// strings or cookies, and never logged.
+package auth
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"net/http"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
+
+	"github.com/eventstore-service/eventstore/modules/httpkit"
+	"github.com/eventstore-service/eventstore/modules/lifecycle"
+)
+
+// RecommendedTokenLength is the length below which the token draws a warning.
+const RecommendedTokenLength = 32
+
+// Challenges sent in the WWW-Authenticate header of a 401.
+const (
+	challengeMissing = `Bearer realm="eventstore"`
+	challengeInvalid = `Bearer realm="eventstore", error="invalid_token"`
+)
+
+// Authenticator checks the bearer token of requests.
+type Authenticator struct {
+	digest   [sha256.Size]byte
+	log      *zap.Logger
+	failures prometheus.Counter
+}
+
+// New returns an Authenticator for token that counts failures in reg.
+func New(token string, log *zap.Logger, reg prometheus.Registerer) (*Authenticator, error) {
+	if utf8.RuneCountInString(token) < RecommendedTokenLength {
+		log.Warn("api token is shorter than 32 characters")
+	}
+	failures := prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "eventstore_auth_failures_total",
+		Help: "Requests rejected with 401 for a missing or wrong API token.",
+	})
+	if err := reg.Register(failures); err != nil {
+		return nil, err
+	}
+	return &Authenticator{digest: sha256.Sum256([]byte(token)), log: log, failures: failures}, nil
+}
+
+// Protected reports whether path requires the token: every path under /api/
+// except ping.
+func Protected(path string) bool {
+	return strings.HasPrefix(path, "/api/") && path != lifecycle.PingPath
+}
+
+// Verify reports whether the Authorization header value carries the token,
+// and whether it presented a bearer token at all.
+func (a *Authenticator) Verify(authorization string) (ok, presented bool) {
+	scheme, token, found := strings.Cut(authorization, " ")
+	if !found || !strings.EqualFold(scheme, "Bearer") {
+		return false, false
+	}
+	token = strings.TrimLeft(token, " ")
+	if token == "" {
+		return false, false
+	}
+	digest := sha256.Sum256([]byte(token))
+	return subtle.ConstantTimeCompare(digest[:], a.digest[:]) == 1, true
+}
+
+// Middleware answers 401 unauthorized for protected paths without the token
+// and passes everything else on.
+func (a *Authenticator) Middleware(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !Protected(r.URL.Path) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		ok, presented := a.Verify(r.Header.Get("Authorization"))
+		if ok {
+			next.ServeHTTP(w, r)
+			return
+		}
+		a.failures.Inc()
+		a.log.Warn("authentication failed",
+			zap.String("remoteAddr", r.RemoteAddr),
+			zap.String("method", r.Method),
+			zap.String("route", httpkit.RouteOf(r)))
+		challenge := challengeMissing
+		if presented {
+			challenge = challengeInvalid
+		}
+		w.Header().Set("WWW-Authenticate", challenge)
+		httpkit.WriteError(w, httpkit.ErrUnauthorized)
+	})
+}

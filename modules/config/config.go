@@ -1,0 +1,241 @@
+// Package config turns the flags of `eventstore run` into a validated, typed
+// Config. Every check that can fail on operator input happens here, before
+// anything starts: a Config returned by Load is complete and consistent, with
+// its token, TLS certificate and signing key already read from their files.
+package config
+
+import (
+	"crypto/ed25519"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"go.uber.org/zap/zapcore"
+)
+
+// Build describes the running binary.
+type Build struct {
+	// Version is the release version, "dev" for untagged builds.
+	Version string
+	// Revision is the source control revision, "unknown" when not recorded.
+	Revision string
+	// GoVersion is the version of the Go toolchain that built the binary.
+	GoVersion string
+}
+
+// Listener configures one network listener.
+type Listener struct {
+	// Enabled tells whether the listener is opened at all.
+	Enabled bool
+	// Port is the TCP port; 0 picks a free port.
+	Port int
+}
+
+// Config is the validated configuration of `eventstore run`.
+type Config struct {
+	// APIToken is the single bearer token clients must present. Never log it.
+	APIToken string
+	// DataDirectory is the persistent data directory; empty when Temporary.
+	DataDirectory string
+	// DataDirectoryTemporary selects a new temporary directory removed on shutdown.
+	DataDirectoryTemporary bool
+	// HTTP is the plain HTTP listener.
+	HTTP Listener
+	// HTTPS is the TLS listener; Certificate is set when it is enabled.
+	HTTPS Listener
+	// Certificate is the loaded HTTPS certificate chain and key.
+	Certificate *tls.Certificate
+	// WithUI enables the management UI at /.
+	WithUI bool
+	// SigningKey signs emitted events when set.
+	SigningKey ed25519.PrivateKey
+	// LogLevel is the minimum level written to the log.
+	LogLevel zapcore.Level
+	// ShutdownDrainPeriod is how long ping and health answer 503 before the listeners close.
+	ShutdownDrainPeriod time.Duration
+	// ShutdownTimeout limits the stop phase that follows the drain period.
+	ShutdownTimeout time.Duration
+	// MaxRequestSize is the largest accepted request body in bytes.
+	MaxRequestSize int64
+	// MaxEventSize is the largest canonical data of one event in bytes.
+	MaxEventSize int64
+	// EventQLMemoryLimit is the memory budget of one query's blocking operators in bytes.
+	EventQLMemoryLimit int64
+	// EventQLPreconditionTimeout limits the evaluation of one isEventQlQueryTrue precondition.
+	EventQLPreconditionTimeout time.Duration
+}
+
+// Source is what Load reads flag values from; *cli.Context satisfies it.
+type Source interface {
+	String(name string) string
+	Bool(name string) bool
+	Int(name string) int
+	Duration(name string) time.Duration
+}
+
+// Load reads and validates the flags of `eventstore run`. Its error is one
+// line naming the offending flag, suitable for a usage error.
+func Load(src Source) (Config, error) {
+	cfg := Config{
+		DataDirectory:              src.String(FlagDataDirectory),
+		DataDirectoryTemporary:     src.Bool(FlagDataDirectoryTemporary),
+		HTTP:                       Listener{Enabled: src.Bool(FlagHTTPEnabled), Port: src.Int(FlagHTTPPort)},
+		HTTPS:                      Listener{Enabled: src.Bool(FlagHTTPSEnabled), Port: src.Int(FlagHTTPSPort)},
+		WithUI:                     src.Bool(FlagWithUI),
+		ShutdownDrainPeriod:        src.Duration(FlagShutdownDrainPeriod),
+		ShutdownTimeout:            src.Duration(FlagShutdownTimeout),
+		EventQLPreconditionTimeout: src.Duration(FlagEventQLPreconditionTimeout),
+	}
+	var err error
+	if cfg.APIToken, err = loadToken(src.String(FlagAPIToken), src.String(FlagAPITokenFile)); err != nil {
+		return Config{}, err
+	}
+	if err := cfg.checkDataDirectory(); err != nil {
+		return Config{}, err
+	}
+	if err := cfg.checkListeners(); err != nil {
+		return Config{}, err
+	}
+	if cfg.HTTPS.Enabled {
+		if cfg.Certificate, err = loadCertificate(src.String(FlagHTTPSCertificateFile), src.String(FlagHTTPSPrivateKeyFile)); err != nil {
+			return Config{}, err
+		}
+	}
+	if path := src.String(FlagSigningKeyFile); path != "" {
+		if cfg.SigningKey, err = LoadSigningKey(path); err != nil {
+			return Config{}, fmt.Errorf("--%s: %w", FlagSigningKeyFile, err)
+		}
+	}
+	if cfg.LogLevel, err = parseLogLevel(src.String(FlagLogLevel)); err != nil {
+		return Config{}, err
+	}
+	for _, d := range []struct {
+		flag  string
+		value time.Duration
+	}{
+		{FlagShutdownDrainPeriod, cfg.ShutdownDrainPeriod},
+		{FlagShutdownTimeout, cfg.ShutdownTimeout},
+		{FlagEventQLPreconditionTimeout, cfg.EventQLPreconditionTimeout},
+	} {
+		if d.value < 0 {
+			return Config{}, fmt.Errorf("--%s must not be negative, got %s", d.flag, d.value)
+		}
+	}
+	for _, s := range []struct {
+		flag string
+		into *int64
+	}{
+		{FlagMaxRequestSize, &cfg.MaxRequestSize},
+		{FlagMaxEventSize, &cfg.MaxEventSize},
+		{FlagEventQLMemoryLimit, &cfg.EventQLMemoryLimit},
+	} {
+		if *s.into, err = ParseSize(src.String(s.flag)); err != nil {
+			return Config{}, fmt.Errorf("--%s: %w", s.flag, err)
+		}
+	}
+	return cfg, nil
+}
+
+func loadToken(token, file string) (string, error) {
+	switch {
+	case token != "" && file != "":
+		return "", fmt.Errorf("--%s and --%s cannot be combined, use one of them", FlagAPIToken, FlagAPITokenFile)
+	case file != "":
+		raw, err := os.ReadFile(file)
+		if err != nil {
+			return "", fmt.Errorf("--%s: %w", FlagAPITokenFile, err)
+		}
+		token = strings.TrimSpace(string(raw))
+		if token == "" {
+			return "", fmt.Errorf("--%s: the file %s holds no token", FlagAPITokenFile, file)
+		}
+		return token, nil
+	case strings.TrimSpace(token) != "":
+		return token, nil
+	default:
+		return "", fmt.Errorf("an API token is required: set --%s or --%s", FlagAPIToken, FlagAPITokenFile)
+	}
+}
+
+func (c *Config) checkDataDirectory() error {
+	switch {
+	case c.DataDirectory != "" && c.DataDirectoryTemporary:
+		return fmt.Errorf("--%s and --%s cannot be combined, use one of them", FlagDataDirectory, FlagDataDirectoryTemporary)
+	case c.DataDirectory == "" && !c.DataDirectoryTemporary:
+		return fmt.Errorf("a data directory is required: set --%s or --%s", FlagDataDirectory, FlagDataDirectoryTemporary)
+	}
+	return nil
+}
+
+func (c *Config) checkListeners() error {
+	if !c.HTTP.Enabled && !c.HTTPS.Enabled {
+		return fmt.Errorf("no listener enabled: set --%s or keep --%s", FlagHTTPEnabled, FlagHTTPSEnabled)
+	}
+	for _, p := range []struct {
+		flag string
+		port int
+	}{{FlagHTTPPort, c.HTTP.Port}, {FlagHTTPSPort, c.HTTPS.Port}} {
+		if p.port < 0 || p.port > 65535 {
+			return fmt.Errorf("--%s must be a port between 1 and 65535 (or 0 for a free port), got %d", p.flag, p.port)
+		}
+	}
+	if c.HTTP.Enabled && c.HTTPS.Enabled && c.HTTP.Port == c.HTTPS.Port && c.HTTP.Port != 0 {
+		return fmt.Errorf("--%s and --%s must differ, both are %d", FlagHTTPPort, FlagHTTPSPort, c.HTTP.Port)
+	}
+	return nil
+}
+
+func loadCertificate(certFile, keyFile string) (*tls.Certificate, error) {
+	hint := fmt.Sprintf("(disable HTTPS with --%s=false)", FlagHTTPSEnabled)
+	if certFile == "" {
+		return nil, fmt.Errorf("--%s is required when HTTPS is enabled %s", FlagHTTPSCertificateFile, hint)
+	}
+	if keyFile == "" {
+		return nil, fmt.Errorf("--%s is required when HTTPS is enabled %s", FlagHTTPSPrivateKeyFile, hint)
+	}
+	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		return nil, fmt.Errorf("--%s/--%s: %w", FlagHTTPSCertificateFile, FlagHTTPSPrivateKeyFile, err)
+	}
+	return &cert, nil
+}
+
+// LoadSigningKey reads a PKCS#8 PEM file holding an Ed25519 private key.
+func LoadSigningKey(path string) (ed25519.PrivateKey, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	block, _ := pem.Decode(raw)
+	if block == nil || block.Type != "PRIVATE KEY" {
+		return nil, fmt.Errorf("%s holds no PEM \"PRIVATE KEY\" block", path)
+	}
+	key, err := x509.ParsePKCS8PrivateKey(block.Bytes)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	ed, ok := key.(ed25519.PrivateKey)
+	if !ok {
+		return nil, fmt.Errorf("%s holds a %T, an Ed25519 key is required", path, key)
+	}
+	return ed, nil
+}
+
+func parseLogLevel(s string) (zapcore.Level, error) {
+	switch strings.ToLower(s) {
+	case "debug":
+		return zapcore.DebugLevel, nil
+	case "info":
+		return zapcore.InfoLevel, nil
+	case "warn":
+		return zapcore.WarnLevel, nil
+	case "error":
+		return zapcore.ErrorLevel, nil
+	}
+	return 0, errors.New("--" + FlagLogLevel + " must be debug, info, warn or error, got \"" + s + "\"")
+}

@@ -1,0 +1,64 @@
+package config
+
+import (
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+)
+
+// Flag names of `eventstore run`.
+const (
+	FlagAPIToken                   = "api-token"
+	FlagAPITokenFile               = "api-token-file"
+	FlagDataDirectory              = "data-directory"
+	FlagDataDirectoryTemporary     = "data-directory-temporary"
+	FlagHTTPEnabled                = "http-enabled"
+	FlagHTTPPort                   = "http-port"
+	FlagHTTPSEnabled               = "https-enabled"
+	FlagHTTPSPort                  = "https-port"
+	FlagHTTPSCertificateFile       = "https-certificate-file"
+	FlagHTTPSPrivateKeyFile        = "https-private-key-file"
+	FlagWithUI                     = "with-ui"
+	FlagSigningKeyFile             = "signing-key-file"
+	FlagLogLevel                   = "log-level"
+	FlagShutdownDrainPeriod        = "shutdown-drain-period"
+	FlagShutdownTimeout            = "shutdown-timeout"
+	FlagMaxRequestSize             = "max-request-size"
+	FlagMaxEventSize               = "max-event-size"
+	FlagEventQLMemoryLimit         = "eventql-memory-limit"
+	FlagEventQLPreconditionTimeout = "eventql-precondition-timeout"
+)
+
+// EnvVar returns the environment variable that can set the named flag:
+// EVENTSTORE_ followed by the flag name in upper snake case.
+func EnvVar(flag string) string {
+	return "EVENTSTORE_" + strings.ToUpper(strings.ReplaceAll(flag, "-", "_"))
+}
+
+// Flags returns the command-line flags of `eventstore run`, each also read
+// from its environment variable (command line > environment > default).
+func Flags() []cli.Flag {
+	env := func(name string) []string { return []string{EnvVar(name)} }
+	return []cli.Flag{
+		&cli.StringFlag{Name: FlagAPIToken, EnvVars: env(FlagAPIToken), Usage: "the API token clients must present (exactly one of --api-token and --api-token-file)"},
+		&cli.StringFlag{Name: FlagAPITokenFile, EnvVars: env(FlagAPITokenFile), Usage: "read the API token from this file, whitespace-trimmed, once at start"},
+		&cli.StringFlag{Name: FlagDataDirectory, EnvVars: env(FlagDataDirectory), Usage: "directory of the persistent data, created 0700 if missing"},
+		&cli.BoolFlag{Name: FlagDataDirectoryTemporary, EnvVars: env(FlagDataDirectoryTemporary), Usage: "use a new temporary data directory, removed on shutdown"},
+		&cli.BoolFlag{Name: FlagHTTPEnabled, EnvVars: env(FlagHTTPEnabled), Usage: "serve plain HTTP (development and trusted networks only)"},
+		&cli.IntFlag{Name: FlagHTTPPort, EnvVars: env(FlagHTTPPort), Value: 3000, Usage: "port of the HTTP listener (0 picks a free port)"},
+		&cli.BoolFlag{Name: FlagHTTPSEnabled, EnvVars: env(FlagHTTPSEnabled), Value: true, Usage: "serve HTTPS; --https-enabled=false needs no certificate or key"},
+		&cli.IntFlag{Name: FlagHTTPSPort, EnvVars: env(FlagHTTPSPort), Value: 4000, Usage: "port of the HTTPS listener (0 picks a free port)"},
+		&cli.StringFlag{Name: FlagHTTPSCertificateFile, EnvVars: env(FlagHTTPSCertificateFile), Usage: "PEM certificate chain of the HTTPS listener"},
+		&cli.StringFlag{Name: FlagHTTPSPrivateKeyFile, EnvVars: env(FlagHTTPSPrivateKeyFile), Usage: "PEM private key of the HTTPS listener"},
+		&cli.BoolFlag{Name: FlagWithUI, EnvVars: env(FlagWithUI), Usage: "serve the management UI at /"},
+		&cli.StringFlag{Name: FlagSigningKeyFile, EnvVars: env(FlagSigningKeyFile), Usage: "PKCS#8 PEM Ed25519 private key; events get signatures"},
+		&cli.StringFlag{Name: FlagLogLevel, EnvVars: env(FlagLogLevel), Value: "info", Usage: "minimum log level: debug, info, warn or error"},
+		&cli.DurationFlag{Name: FlagShutdownDrainPeriod, EnvVars: env(FlagShutdownDrainPeriod), Value: 0, Usage: "how long ping and health answer 503 before the listeners close"},
+		&cli.DurationFlag{Name: FlagShutdownTimeout, EnvVars: env(FlagShutdownTimeout), Value: 30 * time.Second, Usage: "limit of the stop phase after the drain period"},
+		&cli.StringFlag{Name: FlagMaxRequestSize, EnvVars: env(FlagMaxRequestSize), Value: "16MiB", Usage: "largest accepted request body (bytes, KiB, MiB, GiB)"},
+		&cli.StringFlag{Name: FlagMaxEventSize, EnvVars: env(FlagMaxEventSize), Value: "1MiB", Usage: "largest canonical data of one event (bytes, KiB, MiB, GiB)"},
+		&cli.StringFlag{Name: FlagEventQLMemoryLimit, EnvVars: env(FlagEventQLMemoryLimit), Value: "256MiB", Usage: "memory budget of one query's ORDER BY, GROUP BY and DISTINCT"},
+		&cli.DurationFlag{Name: FlagEventQLPreconditionTimeout, EnvVars: env(FlagEventQLPreconditionTimeout), Value: 5 * time.Second, Usage: "time limit of one isEventQlQueryTrue precondition"},
+	}
+}

@@ -1,0 +1,73 @@
+// Package envelope builds the management events that ping,
+// verify-api-token and register-event-schema answer with: CloudEvents-style
+// objects of exactly eight keys in a fixed order, each with a fresh UUID.
+package envelope
+
+import (
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Source is the publisher of every management event.
+const Source = "https://github.com/eventstore-service/eventstore"
+
+// Types of management events. The vendor segment eventsourcingdb is what the
+// EventSourcingDB client SDKs check.
+const (
+	TypePingReceived          = "io.eventsourcingdb.api.ping-received"
+	TypeAPITokenVerified      = "io.eventsourcingdb.api.api-token-verified"
+	TypeEventSchemaRegistered = "io.eventsourcingdb.api.event-schema-registered"
+)
+
+// Event is a management event; its JSON form has exactly these keys in this order.
+type Event struct {
+	SpecVersion     string `json:"specversion"`
+	ID              string `json:"id"`
+	Time            string `json:"time"`
+	Source          string `json:"source"`
+	Subject         string `json:"subject"`
+	Type            string `json:"type"`
+	DataContentType string `json:"datacontenttype"`
+	Data            any    `json:"data"`
+}
+
+// Builder creates management events.
+type Builder struct {
+	now func() time.Time
+}
+
+// NewBuilder returns a Builder that stamps events with the wall clock.
+func NewBuilder() *Builder { return &Builder{now: time.Now} }
+
+// New returns a management event answering the request path subject.
+// A nil data is sent as the empty object.
+func (b *Builder) New(subject, eventType string, data any) Event {
+	if data == nil {
+		data = struct{}{}
+	}
+	return Event{
+		SpecVersion:     "1.0",
+		ID:              uuid.NewString(),
+		Time:            FormatTime(b.now()),
+		Source:          Source,
+		Subject:         subject,
+		Type:            eventType,
+		DataContentType: "application/json",
+		Data:            data,
+	}
+}
+
+// timeLayout is RFC 3339 in UTC with exactly nine fractional digits.
+const timeLayout = "2006-01-02T15:04:05.000000000Z07:00"
+
+// FormatTime writes t as every event time is written: UTC, nine fractional
+// digits, the last of them never 0 (a time ending in 0 ns is moved 1 ns on),
+// so no parser can trim the fraction.
+func FormatTime(t time.Time) string {
+	t = t.UTC()
+	if t.Nanosecond()%10 == 0 {
+		t = t.Add(time.Nanosecond)
+	}
+	return t.Format(timeLayout)
+}

@@ -1,0 +1,55 @@
+// Package httpserver serves the routes that modules contribute, on the plain
+// HTTP and the HTTPS listener. Every request passes the same chain, outermost
+// first: common headers (Server on every response), observation (route
+// template, panic recovery, access log, metrics), the token check, body and
+// time limits, cross-origin protection, and the router (shutdown gate, method
+// check, 404).
+package httpserver
+
+import (
+	"net/http"
+
+	"go.uber.org/zap"
+
+	"github.com/eventstore-service/eventstore/modules/auth"
+	"github.com/eventstore-service/eventstore/modules/httpkit"
+	"github.com/eventstore-service/eventstore/modules/metrics"
+)
+
+// ServerHeader returns the Server header value for a build version; the
+// EventSourcingDB client SDKs require the prefix "EventSourcingDB/".
+func ServerHeader(version string) string {
+	return "EventSourcingDB/1 eventstore/" + version
+}
+
+// HandlerOptions are the parts of the request chain.
+type HandlerOptions struct {
+	// Routes are all contributed routes.
+	Routes []httpkit.Route
+	// Version goes into the Server header.
+	Version string
+	// MaxRequestSize caps request bodies.
+	MaxRequestSize int64
+	// ShuttingDown tells the router to answer 503.
+	ShuttingDown func() bool
+	// Auth checks the token.
+	Auth *auth.Authenticator
+	// Metrics records requests.
+	Metrics *metrics.HTTP
+	// Log receives the access lines and panics.
+	Log *zap.Logger
+}
+
+// NewHandler returns the handler of both listeners.
+func NewHandler(opts HandlerOptions) (http.Handler, error) {
+	rt, err := newRouter(opts.Routes, opts.ShuttingDown)
+	if err != nil {
+		return nil, err
+	}
+	var h http.Handler = rt
+	h = crossOrigin(h)
+	h = limits(opts.MaxRequestSize, h)
+	h = opts.Auth.Middleware(h)
+	h = observe(rt, opts.Metrics, opts.Log, h)
+	return headers(ServerHeader(opts.Version), h), nil
+}

@@ -1,0 +1,130 @@
+package httpserver
+
+import (
+	"net/http"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/eventstore-service/eventstore/modules/httpkit"
+	"github.com/eventstore-service/eventstore/modules/metrics"
+)
+
+// Time limits of one request; streams renew the write deadline per line.
+const (
+	BodyReadTimeout = 60 * time.Second
+	WriteTimeout    = 60 * time.Second
+)
+
+// headers sets the headers every response carries, errors and UI assets included.
+func headers(serverHeader string, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Server", serverHeader)
+		h.Set("X-Content-Type-Options", "nosniff")
+		if strings.HasPrefix(r.URL.Path, "/api/") {
+			h.Set("Cache-Control", "no-store")
+		}
+		if r.TLS != nil {
+			h.Set("Strict-Transport-Security", "max-age=31536000")
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// observe records the route template in the request context, turns a panic
+// into 500, and after the response logs the DEBUG access line and feeds the
+// HTTP metrics. Query strings, headers and bodies are never logged.
+func observe(rt *router, m *metrics.HTTP, log *zap.Logger, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		route := rt.template(r)
+		r = r.WithContext(httpkit.WithRoute(r.Context(), route))
+		rec := &recorder{ResponseWriter: w}
+		defer func() {
+			if p := recover(); p != nil {
+				if p == http.ErrAbortHandler {
+					panic(p)
+				}
+				log.Error("request panicked", zap.Any("panic", p), zap.String("route", route), zap.String("method", r.Method))
+				if !rec.wroteHeader {
+					httpkit.WriteError(rec, httpkit.ErrUnexpected)
+				}
+			}
+			status := rec.status
+			if !rec.wroteHeader {
+				status = http.StatusOK
+			}
+			elapsed := time.Since(start)
+			m.Observe(route, r.Method, status, elapsed)
+			log.Debug("request",
+				zap.String("method", r.Method),
+				zap.String("route", route),
+				zap.String("path", r.URL.Path),
+				zap.Int("status", status),
+				zap.Float64("durationSeconds", elapsed.Seconds()),
+				zap.Int64("bytes", rec.bytes),
+				zap.String("remoteAddr", r.RemoteAddr))
+		}()
+		next.ServeHTTP(rec, r)
+	})
+}
+
+// limits caps the request body at maxBody bytes (413 when a handler reads
+// past it) and sets the read and write deadlines of a non-streaming request.
+func limits(maxBody int64, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Body = http.MaxBytesReader(w, r.Body, maxBody)
+		rc := http.NewResponseController(w)
+		now := time.Now()
+		_ = rc.SetReadDeadline(now.Add(BodyReadTimeout))
+		_ = rc.SetWriteDeadline(now.Add(WriteTimeout))
+		next.ServeHTTP(w, r)
+	})
+}
+
+// crossOrigin rejects cross-origin browser writes with 403.
+func crossOrigin(next http.Handler) http.Handler {
+	protection := http.NewCrossOriginProtection()
+	protection.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		httpkit.WriteError(w, httpkit.Errorf(http.StatusForbidden, "forbidden: cross-origin request"))
+	}))
+	return protection.Handler(next)
+}
+
+// recorder remembers the status and size of a response. It unwraps for
+// http.ResponseController and flushes, so streams work through it.
+type recorder struct {
+	http.ResponseWriter
+	status      int
+	bytes       int64
+	wroteHeader bool
+}
+
+func (r *recorder) WriteHeader(status int) {
+	if !r.wroteHeader {
+		r.status, r.wroteHeader = status, true
+	}
+	r.ResponseWriter.WriteHeader(status)
+}
+
+func (r *recorder) Write(p []byte) (int, error) {
+	if !r.wroteHeader {
+		r.status, r.wroteHeader = http.StatusOK, true
+	}
+	n, err := r.ResponseWriter.Write(p)
+	r.bytes += int64(n)
+	return n, err
+}
+
+// Flush sends buffered data to the client.
+func (r *recorder) Flush() {
+	if !r.wroteHeader {
+		r.status, r.wroteHeader = http.StatusOK, true
+	}
+	_ = http.NewResponseController(r.ResponseWriter).Flush()
+}
+
+// Unwrap returns the underlying writer for http.ResponseController.
+func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }

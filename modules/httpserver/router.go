@@ -1,0 +1,73 @@
+package httpserver
+
+import (
+	"fmt"
+	"net/http"
+
+	"github.com/gorilla/mux"
+
+	"github.com/eventstore-service/eventstore/modules/httpkit"
+)
+
+// router matches paths with gorilla/mux and checks, per route, the shutdown
+// state and the method, so that every route (and the 404 answer) behaves the
+// same way: 503 while shutting down unless the route opts out, 405 with an
+// Allow header for a wrong method.
+type router struct {
+	mux          *mux.Router
+	shuttingDown func() bool
+}
+
+func newRouter(routes []httpkit.Route, shuttingDown func() bool) (*router, error) {
+	rt := &router{mux: mux.NewRouter(), shuttingDown: shuttingDown}
+	seen := make(map[string]bool, len(routes))
+	for _, route := range routes {
+		if seen[route.Path] {
+			return nil, fmt.Errorf("route %s registered twice", route.Path)
+		}
+		seen[route.Path] = true
+		rt.mux.Handle(route.Path, rt.serve(route))
+	}
+	rt.mux.NotFoundHandler = rt.gate(false, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		httpkit.WriteError(w, httpkit.ErrUnknownRoute)
+	}))
+	return rt, nil
+}
+
+func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) { rt.mux.ServeHTTP(w, r) }
+
+// template returns the route template r matches, or httpkit.Unmatched.
+func (rt *router) template(r *http.Request) string {
+	var m mux.RouteMatch
+	if rt.mux.Match(r, &m) && m.Route != nil {
+		if t, err := m.Route.GetPathTemplate(); err == nil {
+			return t
+		}
+	}
+	return httpkit.Unmatched
+}
+
+func (rt *router) serve(route httpkit.Route) http.Handler {
+	return rt.gate(route.DuringShutdown, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != route.Method && (route.Method != http.MethodGet || r.Method != http.MethodHead) {
+			w.Header().Set("Allow", route.Method)
+			httpkit.WriteError(w, httpkit.Errorf(http.StatusMethodNotAllowed, "method not allowed: use %s", route.Method))
+			return
+		}
+		route.Handler.ServeHTTP(w, r)
+	}))
+}
+
+// gate answers 503 while the service shuts down, unless duringShutdown.
+func (rt *router) gate(duringShutdown bool, next http.Handler) http.Handler {
+	if duringShutdown {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if rt.shuttingDown() {
+			httpkit.WriteError(w, httpkit.ErrShuttingDown)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}

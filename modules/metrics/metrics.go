@@ -1,0 +1,82 @@
+// Package metrics holds the service's private Prometheus registry: the Go
+// and process collectors, eventstore_build_info and the HTTP request
+// metrics. Other modules register their own metrics on the same registry.
+// Labels never carry subjects, types, ids, paths or tokens: HTTP metrics are
+// labelled by route template.
+package metrics
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/eventstore-service/eventstore/modules/config"
+)
+
+// NewRegistry returns a registry with the Go and process collectors and
+// eventstore_build_info.
+func NewRegistry(build config.Build) (*prometheus.Registry, error) {
+	reg := prometheus.NewRegistry()
+	info := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name:        "eventstore_build_info",
+		Help:        "Build metadata of the running binary; always 1.",
+		ConstLabels: prometheus.Labels{"version": build.Version, "revision": build.Revision, "goversion": build.GoVersion},
+	})
+	info.Set(1)
+	for _, c := range []prometheus.Collector{
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		info,
+	} {
+		if err := reg.Register(c); err != nil {
+			return nil, err
+		}
+	}
+	return reg, nil
+}
+
+// HTTP records every HTTP request by route template, method and status.
+type HTTP struct {
+	requests *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+}
+
+// NewHTTP registers the HTTP request metrics on reg.
+func NewHTTP(reg prometheus.Registerer) (*HTTP, error) {
+	m := &HTTP{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "eventstore_http_requests_total",
+			Help: "HTTP requests by route template, method and status code.",
+		}, []string{"route", "method", "code"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "eventstore_http_request_duration_seconds",
+			Help:    "Time until the response ended (for streams: the whole stream), by route template.",
+			Buckets: prometheus.DefBuckets,
+		}, []string{"route"}),
+	}
+	for _, c := range []prometheus.Collector{m.requests, m.duration} {
+		if err := reg.Register(c); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+// Observe records one finished request.
+func (m *HTTP) Observe(route, method string, code int, d time.Duration) {
+	m.requests.WithLabelValues(route, methodLabel(method), strconv.Itoa(code)).Inc()
+	m.duration.WithLabelValues(route).Observe(d.Seconds())
+}
+
+// methodLabel bounds the method label to the standard methods.
+func methodLabel(method string) string {
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodOptions, http.MethodConnect, http.MethodTrace:
+		return method
+	}
+	return "other"
+}
