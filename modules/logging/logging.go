@@ -82,8 +82,39 @@ func NewTo(w io.Writer, level zapcore.Level) *zap.Logger {
 // FxLogger routes fx's own event log through log at DEBUG, errors included:
 // start-up and shutdown failures are reported once, by the lifecycle, at ERROR.
 func FxLogger(log *zap.Logger) fxevent.Logger {
-	l := &fxevent.ZapLogger{Logger: log.Named("fx")}
+	log = log.Named("fx").WithOptions(zap.WrapCore(func(c zapcore.Core) zapcore.Core { return fxCore{c} }))
+	l := &fxevent.ZapLogger{Logger: log}
 	l.UseLogLevel(zapcore.DebugLevel)
 	l.UseErrorLevel(zapcore.DebugLevel)
 	return l
+}
+
+// fxCore drops the "stacktrace" and "moduletrace" fields of fx's events:
+// they list constructor source lines, and the stacktrace key belongs to
+// ERROR and FATAL entries alone.
+type fxCore struct{ zapcore.Core }
+
+func (c fxCore) With(fields []zapcore.Field) zapcore.Core {
+	return fxCore{c.Core.With(withoutTraces(fields))}
+}
+
+func (c fxCore) Check(ent zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.CheckedEntry {
+	if c.Enabled(ent.Level) {
+		return ce.AddCore(ent, c)
+	}
+	return ce
+}
+
+func (c fxCore) Write(ent zapcore.Entry, fields []zapcore.Field) error {
+	return c.Core.Write(ent, withoutTraces(fields))
+}
+
+func withoutTraces(fields []zapcore.Field) []zapcore.Field {
+	kept := fields[:0:0]
+	for _, f := range fields {
+		if f.Key != "stacktrace" && f.Key != "moduletrace" {
+			kept = append(kept, f)
+		}
+	}
+	return kept
 }

@@ -66,7 +66,11 @@ func TestLevelFilters(t *testing.T) {
 }
 
 func TestFxEventsAtDebug(t *testing.T) {
-	events := []fxevent.Event{&fxevent.Started{}, &fxevent.Started{Err: errors.New("hook failed")}}
+	events := []fxevent.Event{
+		&fxevent.Started{},
+		&fxevent.Started{Err: errors.New("hook failed")},
+		&fxevent.Provided{ConstructorName: "New()", StackTrace: []string{"a.go:1"}, ModuleTrace: []string{"b.go:2"}, OutputTypeNames: []string{"*T"}},
+	}
 	var info, debug bytes.Buffer
 	for _, e := range events {
 		FxLogger(NewTo(&info, zapcore.InfoLevel)).LogEvent(e)
@@ -77,5 +81,8 @@ func TestFxEventsAtDebug(t *testing.T) {
 	}
 	if n := strings.Count(debug.String(), `"level":"DEBUG","logger":"fx"`); n != len(events) {
 		t.Errorf("got %d DEBUG fx entries, want %d: %q", n, len(events), debug.String())
+	}
+	if strings.Contains(debug.String(), "trace") || !strings.Contains(debug.String(), `"constructor":"New()"`) {
+		t.Errorf("fx trace fields not dropped (or everything dropped): %q", debug.String())
 	}
 }
