@@ -164,9 +164,9 @@ func TestHealthOpenMetrics(t *testing.T) {
 	inst.Do("GET", "/api/v1/nope/123", harness.Token, "")
 
 	for name, request := range map[string][]string{
-		"format parameter":    {"/api/v1/health?format=openmetrics"},
-		"scrape negotiation":  {"/api/v1/health", "Accept", "application/openmetrics-text;version=1.0.0;escaping=allow-utf-8;q=0.6,text/plain;version=0.0.4;q=0.3,*/*;q=0.1"},
-		"forced over Accept":  {"/api/v1/health?format=openmetrics", "Accept", "text/plain"},
+		"format parameter":   {"/api/v1/health?format=openmetrics"},
+		"scrape negotiation": {"/api/v1/health", "Accept", "application/openmetrics-text;version=1.0.0;escaping=allow-utf-8;q=0.6,text/plain;version=0.0.4;q=0.3,*/*;q=0.1"},
+		"forced over Accept": {"/api/v1/health?format=openmetrics", "Accept", "text/plain"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			r := inst.Do("GET", request[0], harness.Token, "", request[1:]...)
