@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/eventstore-service/eventstore/modules/event"
 )
 
 // Source is the publisher of every management event.
@@ -49,25 +51,11 @@ func (b *Builder) New(subject, eventType string, data any) Event {
 	return Event{
 		SpecVersion:     "1.0",
 		ID:              uuid.NewString(),
-		Time:            FormatTime(b.now()),
+		Time:            event.FormatTime(b.now()),
 		Source:          Source,
 		Subject:         subject,
 		Type:            eventType,
 		DataContentType: "application/json",
 		Data:            data,
 	}
-}
-
-// timeLayout is RFC 3339 in UTC with exactly nine fractional digits.
-const timeLayout = "2006-01-02T15:04:05.000000000Z07:00"
-
-// FormatTime writes t as every event time is written: UTC, nine fractional
-// digits, the last of them never 0 (a time ending in 0 ns is moved 1 ns on),
-// so no parser can trim the fraction.
-func FormatTime(t time.Time) string {
-	t = t.UTC()
-	if t.Nanosecond()%10 == 0 {
-		t = t.Add(time.Nanosecond)
-	}
-	return t.Format(timeLayout)
 }

@@ -43,20 +43,3 @@ func TestIDsAreFresh(t *testing.T) {
 		t.Fatalf("two events share the id %s", a)
 	}
 }
-
-func TestFormatTime(t *testing.T) {
-	cases := []struct {
-		in   time.Time
-		want string
-	}{
-		{time.Date(2026, 11, 22, 10, 15, 30, 123456789, time.UTC), "2026-11-22T10:15:30.123456789Z"},
-		{time.Date(2026, 11, 22, 10, 15, 30, 123456790, time.UTC), "2026-11-22T10:15:30.123456791Z"},
-		{time.Date(2026, 11, 22, 10, 15, 30, 0, time.UTC), "2026-11-22T10:15:30.000000001Z"},
-		{time.Date(2026, 11, 22, 11, 15, 30, 5, time.FixedZone("CET", 3600)), "2026-11-22T10:15:30.000000005Z"},
-	}
-	for _, tc := range cases {
-		if got := FormatTime(tc.in); got != tc.want {
-			t.Errorf("FormatTime(%v) = %s, want %s", tc.in, got, tc.want)
-		}
-	}
-}

@@ -9,7 +9,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/eventstore-service/eventstore/modules/envelope"
+	"github.com/eventstore-service/eventstore/modules/event"
 )
 
 // Status is the status of a check or of the whole service.
@@ -115,7 +115,7 @@ func (r *Reporter) Report(ctx context.Context) Report {
 			ObservedValue: o.Value,
 			ObservedUnit:  o.Unit,
 			Status:        o.Status,
-			Time:          envelope.FormatTime(r.now()),
+			Time:          event.FormatTime(r.now()),
 			Output:        o.Output,
 		})
 		if o.Status.worse(report.Status) {

@@ -1,0 +1,434 @@
+package event
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// ErrNotObject reports event data that is not a JSON object.
+var ErrNotObject = errors.New("data must be a JSON object")
+
+// maxCanonicalDepth bounds the nesting the encoder follows; requests are
+// limited to far less before they get here.
+const maxCanonicalDepth = 1000
+
+// Canonicalize returns the canonical bytes of the JSON object raw: compact,
+// object keys sorted by byte order (the last of duplicate keys wins), integer
+// literals with every digit kept, other numbers written as Go writes a
+// float64, strings escaped as Go's encoding/json escapes them (HTML-safe,
+// U+2028 and U+2029 escaped, invalid UTF-8 replaced by U+FFFD). These bytes
+// are hashed, stored and emitted unchanged everywhere.
+func Canonicalize(raw []byte) ([]byte, error) {
+	c := canonicalizer{in: raw}
+	c.space()
+	if c.pos >= len(c.in) || c.in[c.pos] != '{' {
+		return nil, ErrNotObject
+	}
+	out, err := c.value(make([]byte, 0, len(raw)), 0)
+	if err != nil {
+		return nil, err
+	}
+	c.space()
+	if c.pos != len(c.in) {
+		return nil, c.syntaxError("after the object")
+	}
+	return out, nil
+}
+
+type canonicalizer struct {
+	in  []byte
+	pos int
+}
+
+func (c *canonicalizer) syntaxError(where string) error {
+	return fmt.Errorf("invalid JSON at offset %d %s", c.pos, where)
+}
+
+func (c *canonicalizer) space() {
+	for c.pos < len(c.in) {
+		switch c.in[c.pos] {
+		case ' ', '\t', '\n', '\r':
+			c.pos++
+		default:
+			return
+		}
+	}
+}
+
+func (c *canonicalizer) value(out []byte, depth int) ([]byte, error) {
+	if depth > maxCanonicalDepth {
+		return nil, errors.New("JSON nested too deeply")
+	}
+	c.space()
+	if c.pos >= len(c.in) {
+		return nil, c.syntaxError("where a value was expected")
+	}
+	switch ch := c.in[c.pos]; {
+	case ch == '{':
+		return c.object(out, depth)
+	case ch == '[':
+		return c.array(out, depth)
+	case ch == '"':
+		s, err := c.string()
+		if err != nil {
+			return nil, err
+		}
+		return AppendString(out, s), nil
+	case ch == '-' || (ch >= '0' && ch <= '9'):
+		return c.number(out)
+	default:
+		for _, lit := range []string{"true", "false", "null"} {
+			if bytes.HasPrefix(c.in[c.pos:], []byte(lit)) {
+				c.pos += len(lit)
+				return append(out, lit...), nil
+			}
+		}
+		return nil, c.syntaxError("where a value was expected")
+	}
+}
+
+type member struct {
+	key        string
+	start, end int // of the value in the object's value buffer
+}
+
+func (c *canonicalizer) object(out []byte, depth int) ([]byte, error) {
+	c.pos++ // {
+	var (
+		members []member
+		values  []byte
+	)
+	c.space()
+	if c.pos < len(c.in) && c.in[c.pos] == '}' {
+		c.pos++
+		return append(out, '{', '}'), nil
+	}
+	for {
+		c.space()
+		if c.pos >= len(c.in) || c.in[c.pos] != '"' {
+			return nil, c.syntaxError("where an object key was expected")
+		}
+		key, err := c.string()
+		if err != nil {
+			return nil, err
+		}
+		c.space()
+		if c.pos >= len(c.in) || c.in[c.pos] != ':' {
+			return nil, c.syntaxError("where ':' was expected")
+		}
+		c.pos++
+		start := len(values)
+		if values, err = c.value(values, depth+1); err != nil {
+			return nil, err
+		}
+		members = append(members, member{key: key, start: start, end: len(values)})
+		c.space()
+		if c.pos >= len(c.in) {
+			return nil, c.syntaxError("inside an object")
+		}
+		if c.in[c.pos] == ',' {
+			c.pos++
+			continue
+		}
+		if c.in[c.pos] != '}' {
+			return nil, c.syntaxError("where ',' or '}' was expected")
+		}
+		c.pos++
+		break
+	}
+	// Stable, so that among equal keys the last one written stays last.
+	slices.SortStableFunc(members, func(a, b member) int {
+		switch {
+		case a.key < b.key:
+			return -1
+		case a.key > b.key:
+			return 1
+		}
+		return 0
+	})
+	out = append(out, '{')
+	first := true
+	for i, m := range members {
+		if i+1 < len(members) && members[i+1].key == m.key {
+			continue // a later duplicate wins
+		}
+		if !first {
+			out = append(out, ',')
+		}
+		first = false
+		out = AppendString(out, m.key)
+		out = append(out, ':')
+		out = append(out, values[m.start:m.end]...)
+	}
+	return append(out, '}'), nil
+}
+
+func (c *canonicalizer) array(out []byte, depth int) ([]byte, error) {
+	c.pos++ // [
+	out = append(out, '[')
+	c.space()
+	if c.pos < len(c.in) && c.in[c.pos] == ']' {
+		c.pos++
+		return append(out, ']'), nil
+	}
+	for {
+		var err error
+		if out, err = c.value(out, depth+1); err != nil {
+			return nil, err
+		}
+		c.space()
+		if c.pos >= len(c.in) {
+			return nil, c.syntaxError("inside an array")
+		}
+		if c.in[c.pos] == ',' {
+			c.pos++
+			out = append(out, ',')
+			continue
+		}
+		if c.in[c.pos] != ']' {
+			return nil, c.syntaxError("where ',' or ']' was expected")
+		}
+		c.pos++
+		return append(out, ']'), nil
+	}
+}
+
+// number copies an integer literal and rewrites any other number as Go
+// writes a float64.
+func (c *canonicalizer) number(out []byte) ([]byte, error) {
+	start := c.pos
+	isFloat := false
+	if c.in[c.pos] == '-' {
+		c.pos++
+	}
+	digits := func() int {
+		n := 0
+		for c.pos < len(c.in) && c.in[c.pos] >= '0' && c.in[c.pos] <= '9' {
+			c.pos++
+			n++
+		}
+		return n
+	}
+	if c.pos < len(c.in) && c.in[c.pos] == '0' {
+		c.pos++
+	} else if digits() == 0 {
+		return nil, c.syntaxError("in a number")
+	}
+	if c.pos < len(c.in) && c.in[c.pos] == '.' {
+		isFloat = true
+		c.pos++
+		if digits() == 0 {
+			return nil, c.syntaxError("in a number")
+		}
+	}
+	if c.pos < len(c.in) && (c.in[c.pos] == 'e' || c.in[c.pos] == 'E') {
+		isFloat = true
+		c.pos++
+		if c.pos < len(c.in) && (c.in[c.pos] == '+' || c.in[c.pos] == '-') {
+			c.pos++
+		}
+		if digits() == 0 {
+			return nil, c.syntaxError("in a number")
+		}
+	}
+	literal := c.in[start:c.pos]
+	if !isFloat {
+		return append(out, literal...), nil
+	}
+	f, err := strconv.ParseFloat(string(literal), 64)
+	if err != nil {
+		return nil, fmt.Errorf("number %s is out of range", literal)
+	}
+	return appendFloat(out, f), nil
+}
+
+// appendFloat writes f exactly as encoding/json writes a float64.
+func appendFloat(out []byte, f float64) []byte {
+	format := byte('f')
+	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	out = strconv.AppendFloat(out, f, format, -1, 64)
+	if format == 'e' {
+		// clean up e-09 to e-9
+		if n := len(out); n >= 4 && out[n-4] == 'e' && out[n-3] == '-' && out[n-2] == '0' {
+			out[n-2] = out[n-1]
+			out = out[:n-1]
+		}
+	}
+	return out
+}
+
+// string decodes the JSON string at the current position into UTF-8,
+// replacing invalid UTF-8 and lone surrogates with U+FFFD.
+func (c *canonicalizer) string() (string, error) {
+	c.pos++ // opening quote
+	var buf []byte
+	start := c.pos
+	for c.pos < len(c.in) {
+		ch := c.in[c.pos]
+		switch {
+		case ch == '"':
+			var s string
+			if buf == nil {
+				s = string(c.in[start:c.pos])
+			} else {
+				s = string(buf)
+			}
+			c.pos++
+			return s, nil
+		case ch < 0x20:
+			return "", c.syntaxError("in a string (control character)")
+		case ch == '\\':
+			if buf == nil {
+				buf = append(make([]byte, 0, c.pos-start+16), c.in[start:c.pos]...)
+			}
+			var err error
+			if buf, err = c.escape(buf); err != nil {
+				return "", err
+			}
+		case ch < utf8.RuneSelf:
+			if buf != nil {
+				buf = append(buf, ch)
+			}
+			c.pos++
+		default:
+			r, size := utf8.DecodeRune(c.in[c.pos:])
+			if r == utf8.RuneError && size == 1 && buf == nil {
+				buf = append(make([]byte, 0, c.pos-start+16), c.in[start:c.pos]...)
+			}
+			if buf != nil {
+				buf = utf8.AppendRune(buf, r)
+			}
+			c.pos += size
+		}
+	}
+	return "", c.syntaxError("in a string (unterminated)")
+}
+
+func (c *canonicalizer) escape(buf []byte) ([]byte, error) {
+	c.pos++ // backslash
+	if c.pos >= len(c.in) {
+		return nil, c.syntaxError("in a string escape")
+	}
+	ch := c.in[c.pos]
+	c.pos++
+	switch ch {
+	case '"', '\\', '/':
+		return append(buf, ch), nil
+	case 'b':
+		return append(buf, '\b'), nil
+	case 'f':
+		return append(buf, '\f'), nil
+	case 'n':
+		return append(buf, '\n'), nil
+	case 'r':
+		return append(buf, '\r'), nil
+	case 't':
+		return append(buf, '\t'), nil
+	case 'u':
+		r, ok := c.hex4()
+		if !ok {
+			return nil, c.syntaxError("in a \\u escape")
+		}
+		if utf16.IsSurrogate(r) {
+			// A high surrogate followed by an escaped low surrogate is one rune.
+			if c.pos+1 < len(c.in) && c.in[c.pos] == '\\' && c.in[c.pos+1] == 'u' {
+				save := c.pos
+				c.pos += 2
+				if r2, ok := c.hex4(); ok {
+					if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
+						return utf8.AppendRune(buf, dec), nil
+					}
+				}
+				c.pos = save
+			}
+			r = utf8.RuneError
+		}
+		return utf8.AppendRune(buf, r), nil
+	}
+	return nil, c.syntaxError("in a string escape")
+}
+
+func (c *canonicalizer) hex4() (rune, bool) {
+	if c.pos+4 > len(c.in) {
+		return 0, false
+	}
+	var r rune
+	for _, h := range c.in[c.pos : c.pos+4] {
+		switch {
+		case h >= '0' && h <= '9':
+			h -= '0'
+		case h >= 'a' && h <= 'f':
+			h = h - 'a' + 10
+		case h >= 'A' && h <= 'F':
+			h = h - 'A' + 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(h)
+	}
+	c.pos += 4
+	return r, true
+}
+
+const hexDigits = "0123456789abcdef"
+
+// AppendString appends s as a JSON string escaped exactly as Go's
+// encoding/json does with HTML escaping on.
+func AppendString(out []byte, s string) []byte {
+	out = append(out, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		if b := s[i]; b < utf8.RuneSelf {
+			if b >= 0x20 && b != '"' && b != '\\' && b != '<' && b != '>' && b != '&' {
+				i++
+				continue
+			}
+			out = append(out, s[start:i]...)
+			switch b {
+			case '\\', '"':
+				out = append(out, '\\', b)
+			case '\b':
+				out = append(out, '\\', 'b')
+			case '\f':
+				out = append(out, '\\', 'f')
+			case '\n':
+				out = append(out, '\\', 'n')
+			case '\r':
+				out = append(out, '\\', 'r')
+			case '\t':
+				out = append(out, '\\', 't')
+			default:
+				out = append(out, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			out = append(out, s[start:i]...)
+			out = append(out, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			out = append(out, s[start:i]...)
+			out = append(out, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	out = append(out, s[start:]...)
+	return append(out, '"')
+}

@@ -1,0 +1,137 @@
+package event
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strconv"
+	"time"
+)
+
+// SpecVersion and DataContentType are the constant fields of every event.
+const (
+	SpecVersion     = "1.0"
+	DataContentType = "application/json"
+)
+
+// ZeroHash is the predecessor hash of the first event.
+const ZeroHash = "0000000000000000000000000000000000000000000000000000000000000000"
+
+// timeLayout is RFC 3339 in UTC with exactly nine fractional digits.
+const timeLayout = "2006-01-02T15:04:05.000000000Z07:00"
+
+// Candidate is a validated event to be written; Data holds canonical bytes.
+type Candidate struct {
+	Source      string
+	Subject     string
+	Type        string
+	Data        []byte
+	TraceParent string
+	TraceState  string
+}
+
+// Record is a stored event in its emitted JSON form, up to and including
+// the hash but without the signature and the closing brace: the signature
+// depends on the key the service runs with, so it is added on output.
+type Record struct {
+	ID   uint64
+	JSON []byte
+}
+
+// hashSuffixLength is the length of `"hash":"<64 hex>"` at the end of Record.JSON.
+const hashSuffixLength = len(`"hash":"`) + 64 + 1
+
+// Hash returns the hash of the record as 64 lowercase hex digits.
+func (r Record) Hash() string {
+	return string(r.HashBytes())
+}
+
+// HashBytes returns the hash hex digits inside the record's JSON, without copying.
+func (r Record) HashBytes() []byte {
+	n := len(r.JSON)
+	return r.JSON[n-65 : n-1]
+}
+
+// NextTime returns the time of an event written at now after an event of
+// time last: strictly later than last, and moved on by 1 ns when its
+// nanoseconds end in 0, so the nine fractional digits never get trimmed.
+func NextTime(now, last time.Time) time.Time {
+	t := now.UTC()
+	if !t.After(last) {
+		t = last.Add(time.Nanosecond)
+	}
+	if t.Nanosecond()%10 == 0 {
+		t = t.Add(time.Nanosecond)
+	}
+	return t
+}
+
+// FormatTime writes t in UTC with nine fractional digits. Event times come
+// from NextTime; for other times (management events) a last digit of 0 is
+// moved on by 1 ns the same way.
+func FormatTime(t time.Time) string {
+	t = t.UTC()
+	if t.Nanosecond()%10 == 0 {
+		t = t.Add(time.Nanosecond)
+	}
+	return t.Format(timeLayout)
+}
+
+// ParseTime parses an event time written by FormatTime.
+func ParseTime(s string) (time.Time, error) {
+	return time.Parse(time.RFC3339Nano, s)
+}
+
+// Hash computes the hash of an event from its emitted field values:
+// sha256(hex(sha256(metadata)) + hex(sha256(data))), where metadata is
+// specversion|id|predecessorhash|time|source|subject|type|datacontenttype.
+func Hash(id, predecessorHash, eventTime, source, subject, eventType string, data []byte) string {
+	meta := sha256.New()
+	for i, part := range []string{SpecVersion, id, predecessorHash, eventTime, source, subject, eventType, DataContentType} {
+		if i > 0 {
+			meta.Write([]byte{'|'})
+		}
+		meta.Write([]byte(part))
+	}
+	var sums [128]byte
+	hex.Encode(sums[:64], meta.Sum(nil))
+	dataSum := sha256.Sum256(data)
+	hex.Encode(sums[64:], dataSum[:])
+	sum := sha256.Sum256(sums[:])
+	return hex.EncodeToString(sum[:])
+}
+
+// Seal turns a candidate into the record with id, time and predecessor
+// hash, computing its hash. The record's JSON is appended to buf.
+func Seal(buf []byte, c Candidate, id uint64, eventTime time.Time, predecessorHash string) Record {
+	idText := strconv.FormatUint(id, 10)
+	timeText := FormatTime(eventTime)
+	hash := Hash(idText, predecessorHash, timeText, c.Source, c.Subject, c.Type, c.Data)
+
+	start := len(buf)
+	buf = append(buf, `{"source":`...)
+	buf = AppendString(buf, c.Source)
+	buf = append(buf, `,"subject":`...)
+	buf = AppendString(buf, c.Subject)
+	buf = append(buf, `,"type":`...)
+	buf = AppendString(buf, c.Type)
+	if c.TraceParent != "" {
+		buf = append(buf, `,"traceparent":`...)
+		buf = AppendString(buf, c.TraceParent)
+	}
+	if c.TraceState != "" {
+		buf = append(buf, `,"tracestate":`...)
+		buf = AppendString(buf, c.TraceState)
+	}
+	buf = append(buf, `,"specversion":"1.0","id":"`...)
+	buf = append(buf, idText...)
+	buf = append(buf, `","time":"`...)
+	buf = append(buf, timeText...)
+	buf = append(buf, `","datacontenttype":"application/json","predecessorhash":"`...)
+	buf = append(buf, predecessorHash...)
+	buf = append(buf, `","data":`...)
+	buf = append(buf, c.Data...)
+	buf = append(buf, `,"hash":"`...)
+	buf = append(buf, hash...)
+	buf = append(buf, '"')
+	return Record{ID: id, JSON: buf[start:len(buf):len(buf)]}
+}
