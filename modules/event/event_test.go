@@ -43,7 +43,7 @@ func TestWorkedExample(t *testing.T) {
 	clock := time.Date(2026, 11, 22, 10, 15, 30, 123456789, time.UTC)
 	t0 := NextTime(clock, time.Time{})
 	c0 := Candidate{Source: "https://library.example.com", Subject: "/books/42", Type: "com.example.library.book-acquired", Data: data}
-	r0 := Seal(nil, c0, 0, t0, ZeroHash)
+	_, r0 := Seal(nil, c0, 0, t0, ZeroHash)
 	if got := string(NewEmitter(nil).Append(nil, r0)); got != exampleEvent0 {
 		t.Fatalf("event 0:\n got %s\nwant %s", got, exampleEvent0)
 	}
@@ -57,7 +57,7 @@ func TestWorkedExample(t *testing.T) {
 		t.Fatalf("time 1: %s", FormatTime(t1))
 	}
 	c1 := Candidate{Source: c0.Source, Subject: "/books/42", Type: "com.example.library.book-borrowed", Data: []byte(`{"reader":"jane"}`)}
-	r1 := Seal(nil, c1, 1, t1, r0.Hash())
+	_, r1 := Seal(nil, c1, 1, t1, r0.Hash())
 	if r1.Hash() != exampleHash1 {
 		t.Fatalf("hash 1: %s", r1.Hash())
 	}
@@ -82,7 +82,7 @@ func TestTraceFieldsAndEscaping(t *testing.T) {
 		Source: "tag:example.com,2026:<&>", Subject: "/a", Type: "io.example.thing",
 		Data: []byte(`{}`), TraceParent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", TraceState: "k=v",
 	}
-	r := Seal([]byte("prefix"), c, 7, time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC), ZeroHash)
+	_, r := Seal([]byte("prefix"), c, 7, time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC), ZeroHash)
 	var decoded map[string]any
 	full := NewEmitter(nil).Append(nil, r)
 	if err := json.Unmarshal(full, &decoded); err != nil {
@@ -219,5 +219,27 @@ func TestValidation(t *testing.T) {
 		if got, ok := ParseID(tc.in); got != tc.want || ok != tc.ok {
 			t.Errorf("ParseID(%q) = %d, %v", tc.in, got, ok)
 		}
+	}
+}
+
+func TestDecodeAndVerify(t *testing.T) {
+	c := Candidate{Source: "https://x", Subject: "/a", Type: "io.example.thing", Data: []byte(`{"k":"\u003c"}`), TraceParent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}
+	_, r := Seal(nil, c, 3, time.Date(2026, 1, 1, 0, 0, 0, 1, time.UTC), ZeroHash)
+	f, err := Decode(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Subject != "/a" || string(f.Data) != `{"k":"\u003c"}` || f.TraceParent != c.TraceParent || f.ID != "3" {
+		t.Fatalf("decoded %+v", f)
+	}
+	if err := f.Verify(); err != nil {
+		t.Fatalf("Verify: %v", err)
+	}
+	f.Subject = "/b"
+	if err := f.Verify(); err == nil {
+		t.Fatal("Verify accepted a changed subject")
+	}
+	if _, err := Decode(Record{ID: 4, JSON: r.JSON}); err == nil {
+		t.Fatal("Decode accepted a record under the wrong id")
 	}
 }

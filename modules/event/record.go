@@ -101,8 +101,9 @@ func Hash(id, predecessorHash, eventTime, source, subject, eventType string, dat
 }
 
 // Seal turns a candidate into the record with id, time and predecessor
-// hash, computing its hash. The record's JSON is appended to buf.
-func Seal(buf []byte, c Candidate, id uint64, eventTime time.Time, predecessorHash string) Record {
+// hash, computing its hash. The record's JSON is appended to buf, which is
+// returned grown; the record keeps pointing at its bytes either way.
+func Seal(buf []byte, c Candidate, id uint64, eventTime time.Time, predecessorHash string) ([]byte, Record) {
 	idText := strconv.FormatUint(id, 10)
 	timeText := FormatTime(eventTime)
 	hash := Hash(idText, predecessorHash, timeText, c.Source, c.Subject, c.Type, c.Data)
@@ -133,5 +134,5 @@ func Seal(buf []byte, c Candidate, id uint64, eventTime time.Time, predecessorHa
 	buf = append(buf, `,"hash":"`...)
 	buf = append(buf, hash...)
 	buf = append(buf, '"')
-	return Record{ID: id, JSON: buf[start:len(buf):len(buf)]}
+	return buf, Record{ID: id, JSON: buf[start:len(buf):len(buf)]}
 }

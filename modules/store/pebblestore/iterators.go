@@ -1,0 +1,253 @@
+package pebblestore
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+
+	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/eventstore-service/eventstore/modules/event"
+	"github.com/eventstore-service/eventstore/modules/store"
+)
+
+// Scan iterates the records selected by s. "/" recursive walks the event
+// log itself; any other read walks the exact index of the subject, merged
+// with its tree index when recursive, and looks each record up by id.
+func (b *Backend) Scan(s store.Scan) store.RecordIterator {
+	if s.Subject == "/" && s.Recursive {
+		lower := eventKey(nil, s.From)
+		upper := prefixEnd([]byte{spaceEvent})
+		if s.To != ^uint64(0) {
+			upper = eventKey(nil, s.To+1)
+		}
+		it, err := b.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+		if err != nil {
+			return &failedIterator{err: err}
+		}
+		return &logIterator{it: it, descending: s.Descending}
+	}
+	ids := []*indexIterator{b.index(exactPrefix(nil, s.Subject), s)}
+	if s.Recursive {
+		ids = append(ids, b.index(treePrefix(nil, s.Subject), s))
+	}
+	records, err := b.db.NewIter(&pebble.IterOptions{
+		LowerBound: eventKey(nil, s.From),
+		UpperBound: prefixEnd([]byte{spaceEvent}),
+	})
+	if err != nil {
+		closeAll(ids)
+		return &failedIterator{err: err}
+	}
+	return &lookupIterator{ids: ids, records: records, descending: s.Descending}
+}
+
+func (b *Backend) index(prefix []byte, s store.Scan) *indexIterator {
+	lower, upper := idRange(prefix, s.From, s.To)
+	it, err := b.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+	return &indexIterator{it: it, err: err, descending: s.Descending}
+}
+
+// logIterator walks the event log directly.
+type logIterator struct {
+	it         *pebble.Iterator
+	descending bool
+	started    bool
+	record     event.Record
+}
+
+func (l *logIterator) Next() bool {
+	var ok bool
+	switch {
+	case !l.started && l.descending:
+		ok = l.it.Last()
+	case !l.started:
+		ok = l.it.First()
+	case l.descending:
+		ok = l.it.Prev()
+	default:
+		ok = l.it.Next()
+	}
+	l.started = true
+	if !ok {
+		return false
+	}
+	l.record = event.Record{ID: idOf(l.it.Key()), JSON: l.it.Value()}
+	return true
+}
+
+func (l *logIterator) Record() event.Record { return l.record }
+func (l *logIterator) Close() error         { return l.it.Close() }
+
+// indexIterator walks the ids of one index prefix.
+type indexIterator struct {
+	it         *pebble.Iterator
+	err        error
+	descending bool
+	started    bool
+	valid      bool
+}
+
+// advance moves to the next id and reports whether there is one.
+func (x *indexIterator) advance() bool {
+	if x.err != nil {
+		return false
+	}
+	switch {
+	case !x.started && x.descending:
+		x.valid = x.it.Last()
+	case !x.started:
+		x.valid = x.it.First()
+	case x.descending:
+		x.valid = x.it.Prev()
+	default:
+		x.valid = x.it.Next()
+	}
+	x.started = true
+	return x.valid
+}
+
+func (x *indexIterator) id() uint64 { return idOf(x.it.Key()) }
+
+func (x *indexIterator) close() error {
+	if x.it == nil {
+		return x.err
+	}
+	return errors.Join(x.err, x.it.Close())
+}
+
+func closeAll(ids []*indexIterator) error {
+	var errs []error
+	for _, x := range ids {
+		errs = append(errs, x.close())
+	}
+	return errors.Join(errs...)
+}
+
+// lookupIterator merges the ids of its index iterators (which never share
+// an id) in order and looks each record up in the event log.
+type lookupIterator struct {
+	ids        []*indexIterator
+	records    *pebble.Iterator
+	descending bool
+	started    bool
+	record     event.Record
+	err        error
+	key        []byte
+}
+
+func (l *lookupIterator) Next() bool {
+	if l.err != nil {
+		return false
+	}
+	if !l.started {
+		for _, x := range l.ids {
+			x.advance()
+		}
+		l.started = true
+	} else if x := l.current(); x != nil {
+		x.advance()
+	}
+	x := l.current()
+	if x == nil {
+		return false
+	}
+	id := x.id()
+	l.key = eventKey(l.key[:0], id)
+	// Ascending seeks move forward, which Pebble serves by stepping.
+	var found bool
+	if l.descending {
+		found = l.records.SeekLT(eventKey(nil, id+1)) && bytes.Equal(l.records.Key(), l.key)
+	} else {
+		found = l.records.SeekGE(l.key) && bytes.Equal(l.records.Key(), l.key)
+	}
+	if !found {
+		l.err = errors.Join(l.records.Error(), fmt.Errorf("%w", &store.CorruptionError{Detail: fmt.Sprintf("index entry for missing event %d", id)}))
+		return false
+	}
+	l.record = event.Record{ID: id, JSON: l.records.Value()}
+	return true
+}
+
+// current returns the index iterator holding the next id in order.
+func (l *lookupIterator) current() *indexIterator {
+	var best *indexIterator
+	for _, x := range l.ids {
+		if !x.valid {
+			continue
+		}
+		if best == nil || (x.id() < best.id()) != l.descending {
+			best = x
+		}
+	}
+	return best
+}
+
+func (l *lookupIterator) Record() event.Record { return l.record }
+
+func (l *lookupIterator) Close() error {
+	return errors.Join(l.err, closeAll(l.ids), l.records.Close())
+}
+
+type failedIterator struct{ err error }
+
+func (f *failedIterator) Next() bool           { return false }
+func (f *failedIterator) Record() event.Record { return event.Record{} }
+func (f *failedIterator) Close() error         { return f.err }
+
+// Subjects iterates the subjects with events, base and below, in
+// depth-first order, by skipping from one subject's exact index entries to
+// the next subject.
+func (b *Backend) Subjects(base string) store.StringIterator {
+	lower := []byte{spaceExact}
+	upper := []byte{spaceExact + 1}
+	if base != "/" {
+		lower = appendSubject([]byte{spaceExact}, base)
+		upper = append(append([]byte(nil), lower...), subjectSeparator+1)
+	}
+	it, err := b.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+	return &subjectIterator{it: it, err: err}
+}
+
+type subjectIterator struct {
+	it      *pebble.Iterator
+	err     error
+	started bool
+	current []byte // encoded subject
+	seek    []byte
+}
+
+func (s *subjectIterator) Next() bool {
+	if s.err != nil {
+		return false
+	}
+	var ok bool
+	if !s.started {
+		ok = s.it.First()
+		s.started = true
+	} else {
+		// Skip the rest of this subject's entries: its descendants follow.
+		s.seek = append(append(append(s.seek[:0], spaceExact), s.current...), subjectSeparator)
+		ok = s.it.SeekGE(s.seek)
+	}
+	if !ok {
+		return false
+	}
+	key := s.it.Key()
+	end := bytes.IndexByte(key, terminator)
+	if end < 0 {
+		s.err = &store.CorruptionError{Detail: fmt.Sprintf("malformed exact index key %q", key)}
+		return false
+	}
+	s.current = append(s.current[:0], key[1:end]...)
+	return true
+}
+
+func (s *subjectIterator) Value() string { return decodeSubject(s.current) }
+
+func (s *subjectIterator) Close() error {
+	if s.it == nil {
+		return s.err
+	}
+	return errors.Join(s.err, s.it.Close())
+}

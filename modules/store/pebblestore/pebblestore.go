@@ -1,0 +1,187 @@
+// Package pebblestore is the embedded storage backend of the store, on
+// Pebble. Each commit is one atomic Pebble batch written with Sync: the event
+// records, their index entries and the head together. Reads are Pebble
+// iterators over the index that serves them, so memory stays flat whatever
+// the size of the result.
+package pebblestore
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"go.uber.org/zap"
+
+	"github.com/eventstore-service/eventstore/modules/event"
+	"github.com/eventstore-service/eventstore/modules/store"
+)
+
+// Options configure the backend.
+type Options struct {
+	// FS is the file system; the operating system's when nil. Tests pass
+	// Pebble's crashable memory or error-injecting file systems.
+	FS vfs.FS
+	// ReadOnly opens the store for reading only (offline verification).
+	ReadOnly bool
+	// CacheSize is the block cache size in bytes; 128 MiB when 0.
+	CacheSize int64
+}
+
+// Backend is the Pebble storage backend.
+type Backend struct {
+	db     *pebble.DB
+	keyBuf []byte // scratch for Commit, used by the writer goroutine only
+}
+
+var _ store.Backend = (*Backend)(nil)
+
+// Open opens (or creates) the store in dir.
+func Open(dir string, log *zap.Logger, opts Options) (*Backend, error) {
+	if opts.CacheSize == 0 {
+		opts.CacheSize = 128 << 20
+	}
+	cache := pebble.NewCache(opts.CacheSize)
+	defer cache.Unref()
+	pebbleOpts := &pebble.Options{
+		FS:                 opts.FS,
+		Cache:              cache,
+		Logger:             logger{log: log},
+		ReadOnly:           opts.ReadOnly,
+		MemTableSize:       64 << 20,
+		FormatMajorVersion: pebble.FormatNewest,
+	}
+	if opts.FS == nil {
+		pebbleOpts.FS = vfs.Default
+	}
+	db, err := pebble.Open(dir, pebbleOpts)
+	if err != nil {
+		return nil, fmt.Errorf("open pebble store in %s: %w", dir, err)
+	}
+	return &Backend{db: db}, nil
+}
+
+// Close closes the Pebble database.
+func (b *Backend) Close() (err error) {
+	defer recoverFatal(&err)
+	return b.db.Close()
+}
+
+// Head returns the committed head.
+func (b *Backend) Head() (store.Head, error) {
+	value, closer, err := b.db.Get(headKey)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return store.Head{LastHash: event.ZeroHash}, nil
+	}
+	if err != nil {
+		return store.Head{}, fmt.Errorf("read head: %w", err)
+	}
+	defer closer.Close()
+	if len(value) != 8+32+8 {
+		return store.Head{}, fmt.Errorf("head record has %d bytes, want 48", len(value))
+	}
+	return store.Head{
+		Count:    binary.BigEndian.Uint64(value[:8]),
+		LastHash: hex.EncodeToString(value[8:40]),
+		LastTime: time.Unix(0, int64(binary.BigEndian.Uint64(value[40:]))).UTC(),
+	}, nil
+}
+
+func encodeHead(h store.Head) ([]byte, error) {
+	hash, err := hex.DecodeString(h.LastHash)
+	if err != nil || len(hash) != 32 {
+		return nil, fmt.Errorf("head hash %q is not 64 hex digits", h.LastHash)
+	}
+	value := binary.BigEndian.AppendUint64(nil, h.Count)
+	value = append(value, hash...)
+	return binary.BigEndian.AppendUint64(value, uint64(h.LastTime.UnixNano())), nil
+}
+
+// Commit writes the records, their index entries and the head in one
+// synced batch.
+func (b *Backend) Commit(records []store.Written, head store.Head) (err error) {
+	defer recoverFatal(&err)
+	size := 64
+	for _, w := range records {
+		size += len(w.Record.JSON) + 5*(len(w.Subject)+len(w.Type)+32)
+	}
+	batch := b.db.NewBatchWithSize(size)
+	defer batch.Close()
+	k := b.keyBuf
+	for _, w := range records {
+		id := w.Record.ID
+		if err := batch.Set(eventKey(k[:0], id), w.Record.JSON, nil); err != nil {
+			return err
+		}
+		k = appendID(exactPrefix(k[:0], w.Subject), id)
+		if err := batch.Set(k, nil, nil); err != nil {
+			return err
+		}
+		for _, a := range ancestors(w.Subject) {
+			k = appendID(treePrefix(k[:0], a), id)
+			if err := batch.Set(k, nil, nil); err != nil {
+				return err
+			}
+		}
+		k = appendID(subjectTypePrefix(k[:0], w.Subject, w.Type), id)
+		if err := batch.Set(k, nil, nil); err != nil {
+			return err
+		}
+		k = appendID(typePrefix(k[:0], w.Type), id)
+		if err := batch.Set(k, nil, nil); err != nil {
+			return err
+		}
+	}
+	b.keyBuf = k
+	value, err := encodeHead(head)
+	if err != nil {
+		return err
+	}
+	if err := batch.Set(headKey, value, nil); err != nil {
+		return err
+	}
+	return batch.Commit(pebble.Sync)
+}
+
+// Record returns the record with id.
+func (b *Backend) Record(id uint64) (event.Record, bool, error) {
+	value, closer, err := b.db.Get(eventKey(nil, id))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return event.Record{}, false, nil
+	}
+	if err != nil {
+		return event.Record{}, false, fmt.Errorf("read event %d: %w", id, err)
+	}
+	defer closer.Close()
+	return event.Record{ID: id, JSON: bytes.Clone(value)}, true, nil
+}
+
+// LatestID returns the highest id up to maxID of an event with exactly
+// subject (and eventType unless it is "").
+func (b *Backend) LatestID(subject, eventType string, maxID uint64) (uint64, bool, error) {
+	var prefix []byte
+	if eventType == "" {
+		prefix = exactPrefix(nil, subject)
+	} else {
+		prefix = subjectTypePrefix(nil, subject, eventType)
+	}
+	lower, upper := idRange(prefix, 0, maxID)
+	it, err := b.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+	if err != nil {
+		return 0, false, err
+	}
+	defer it.Close()
+	if !it.Last() {
+		return 0, false, it.Error()
+	}
+	return idOf(it.Key()), true, nil
+}
+
+// SizeOnDisk returns the bytes of Pebble's files.
+func (b *Backend) SizeOnDisk() (int64, error) {
+	return int64(b.db.Metrics().DiskSpaceUsage()), nil
+}

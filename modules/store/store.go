@@ -1,0 +1,398 @@
+// Package store is the storage engine: an append-only log of events in one
+// global, gap-free order, chained by SHA-256 hashes, on a durable Backend.
+//
+// Guarantees:
+//   - One writer goroutine owns ids, times, hashes and preconditions. It
+//     takes every write waiting in its queue, checks each request in order
+//     against the committed events plus the earlier requests of the group,
+//     and commits the accepted ones as one atomic, synced backend write
+//     (group commit).
+//   - A write is acknowledged only after the write that holds it is synced,
+//     and readers see an event only then: every read is bounded by the
+//     durable head, which advances after the sync returns.
+//   - Any commit error is fail-stop: that write and all later ones fail with
+//     the same *FailureError until restart; reads of durable data go on.
+//   - Ids are contiguous in commit order; times strictly increase, also
+//     across restarts; the hash chain is unbroken.
+//   - The queue is bounded: when it is full, writers wait (or give up with
+//     their context); nothing is dropped.
+package store
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/eventstore-service/eventstore/modules/event"
+)
+
+// Limits of the writer.
+const (
+	// QueueLength is how many write requests may wait for the writer.
+	QueueLength = 4096
+	// MaxGroupEvents caps the events of one group commit.
+	MaxGroupEvents = 50_000
+)
+
+// PreconditionKind names a precondition type.
+type PreconditionKind int
+
+// Precondition types.
+const (
+	// SubjectPristine holds when no event has exactly the subject.
+	SubjectPristine PreconditionKind = iota + 1
+	// SubjectPopulated holds when an event has exactly the subject.
+	SubjectPopulated
+	// SubjectOnEventID holds when the latest event of exactly the subject has the id.
+	SubjectOnEventID
+)
+
+// Precondition is a condition a write requires of the committed events.
+type Precondition struct {
+	Kind    PreconditionKind
+	Subject string
+	EventID uint64
+}
+
+// Store is the event store. Create it with Open, run its writer with Start,
+// and end it with Close.
+type Store struct {
+	backend Backend
+	log     *zap.Logger
+	metrics *Metrics
+	now     func() time.Time
+
+	queue   chan *writeRequest
+	mu      sync.RWMutex // held for reading while sending to queue; Close takes it to stop sends
+	closed  bool
+	stop    chan struct{}
+	stopped chan struct{}
+
+	durable atomic.Uint64                 // number of durable events
+	changed atomic.Pointer[chan struct{}] // closed and replaced when durable advances
+	failure atomic.Pointer[FailureError]
+
+	head Head // owned by the writer goroutine
+}
+
+type writeRequest struct {
+	candidates    []event.Candidate
+	preconditions []Precondition
+	enqueued      time.Time
+	records       []event.Record
+	err           error
+	done          chan struct{}
+}
+
+// Open returns a Store over backend after checking that the head matches the
+// last stored event; a mismatch is a *CorruptionError.
+func Open(backend Backend, log *zap.Logger, metrics *Metrics) (*Store, error) {
+	head, err := backend.Head()
+	if err != nil {
+		return nil, fmt.Errorf("read head: %w", err)
+	}
+	if err := checkHead(backend, head); err != nil {
+		return nil, err
+	}
+	s := &Store{
+		backend: backend,
+		log:     log,
+		metrics: metrics,
+		now:     time.Now,
+		queue:   make(chan *writeRequest, QueueLength),
+		stop:    make(chan struct{}),
+		stopped: make(chan struct{}),
+		head:    head,
+	}
+	s.durable.Store(head.Count)
+	changed := make(chan struct{})
+	s.changed.Store(&changed)
+	metrics.observeHead(head.Count)
+	metrics.writable.Set(1)
+	return s, nil
+}
+
+// checkHead verifies that the last event exists, hashes to the head hash and
+// links to its predecessor, and that no event lies beyond the head.
+func checkHead(b Backend, head Head) error {
+	if _, found, err := b.Record(head.Count); err != nil {
+		return fmt.Errorf("check head: %w", err)
+	} else if found {
+		return corruption("event %d lies beyond the head (%d events)", head.Count, head.Count)
+	}
+	if head.Count == 0 {
+		return nil
+	}
+	last, err := recordAt(b, head.Count-1)
+	if err != nil {
+		return err
+	}
+	fields, err := event.Decode(last)
+	if err != nil {
+		return corruption("event %d: %v", last.ID, err)
+	}
+	if err := fields.Verify(); err != nil {
+		return corruption("event %d: %v", last.ID, err)
+	}
+	if fields.Hash != head.LastHash {
+		return corruption("head hash %s differs from the hash %s of event %d", head.LastHash, fields.Hash, last.ID)
+	}
+	predecessor := event.ZeroHash
+	if head.Count > 1 {
+		prev, err := recordAt(b, head.Count-2)
+		if err != nil {
+			return err
+		}
+		predecessor = prev.Hash()
+	}
+	if fields.PredecessorHash != predecessor {
+		return corruption("event %d links to %s, not to the hash %s of its predecessor", last.ID, fields.PredecessorHash, predecessor)
+	}
+	return nil
+}
+
+func recordAt(b Backend, id uint64) (event.Record, error) {
+	r, found, err := b.Record(id)
+	switch {
+	case err != nil:
+		return event.Record{}, fmt.Errorf("read event %d: %w", id, err)
+	case !found:
+		return event.Record{}, corruption("event %d is missing", id)
+	}
+	return r, nil
+}
+
+// Start runs the writer.
+func (s *Store) Start(context.Context) error {
+	go s.run()
+	return nil
+}
+
+// Close stops accepting writes, lets the writer finish every queued one,
+// and closes the backend.
+func (s *Store) Close(ctx context.Context) error {
+	s.mu.Lock()
+	alreadyClosed := s.closed
+	s.closed = true
+	s.mu.Unlock()
+	if alreadyClosed {
+		return nil
+	}
+	close(s.stop)
+	select {
+	case <-s.stopped:
+	case <-ctx.Done():
+		return fmt.Errorf("wait for the writer: %w", ctx.Err())
+	}
+	s.metrics.writable.Set(0)
+	if err := s.backend.Close(); err != nil && s.failure.Load() == nil {
+		return fmt.Errorf("close backend: %w", err)
+	}
+	return nil
+}
+
+// Durable returns the number of durable events: ids below it are readable.
+func (s *Store) Durable() uint64 { return s.durable.Load() }
+
+// Changed returns a channel that is closed when Durable next advances. Take
+// it before reading Durable so that no advance is missed.
+func (s *Store) Changed() <-chan struct{} { return *s.changed.Load() }
+
+// Failure returns the error that stopped the store, or nil while it works.
+func (s *Store) Failure() *FailureError { return s.failure.Load() }
+
+// Write appends candidates atomically if every precondition holds, and
+// returns their records once they are durable. It fails with
+// ErrPreconditionFailed, ErrClosed, a *FailureError, or ctx's error while
+// waiting for a place in the queue (then nothing was written).
+func (s *Store) Write(ctx context.Context, candidates []event.Candidate, preconditions []Precondition) ([]event.Record, error) {
+	if f := s.failure.Load(); f != nil {
+		return nil, f
+	}
+	w := &writeRequest{candidates: candidates, preconditions: preconditions, done: make(chan struct{})}
+	if err := s.enqueue(ctx, w); err != nil {
+		return nil, err
+	}
+	<-w.done // once queued, the outcome is decided by the writer, not the caller
+	return w.records, w.err
+}
+
+func (s *Store) enqueue(ctx context.Context, w *writeRequest) error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return ErrClosed
+	}
+	w.enqueued = time.Now()
+	select {
+	case s.queue <- w:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// run is the writer goroutine: it commits groups of queued writes until
+// Close, and then the rest of the queue.
+func (s *Store) run() {
+	defer close(s.stopped)
+	for {
+		select {
+		case w := <-s.queue:
+			s.commit(s.collect(w))
+		case <-s.stop:
+			for {
+				select {
+				case w := <-s.queue:
+					s.commit(s.collect(w))
+				default:
+					return
+				}
+			}
+		}
+	}
+}
+
+// collect returns first and the writes waiting behind it, up to MaxGroupEvents.
+func (s *Store) collect(first *writeRequest) []*writeRequest {
+	group := []*writeRequest{first}
+	events := len(first.candidates)
+	for events < MaxGroupEvents {
+		select {
+		case w := <-s.queue:
+			group = append(group, w)
+			events += len(w.candidates)
+		default:
+			return group
+		}
+	}
+	return group
+}
+
+// commit checks and seals every write of the group against the committed
+// head plus the earlier writes of the group, commits the accepted ones in
+// one synced backend write, and answers every write of the group.
+func (s *Store) commit(group []*writeRequest) {
+	defer func() {
+		for _, w := range group {
+			close(w.done)
+		}
+	}()
+	if f := s.failure.Load(); f != nil {
+		for _, w := range group {
+			w.err = f
+		}
+		return
+	}
+
+	pending := pendingState{}
+	next := s.head
+	var (
+		written  []Written
+		accepted []*writeRequest
+		size     int
+	)
+	for _, w := range group {
+		for _, c := range w.candidates {
+			size += len(c.Data) + len(c.Source) + len(c.Subject) + len(c.Type) + 400
+		}
+	}
+	buf := make([]byte, 0, size)
+	for _, w := range group {
+		if err := s.check(w.preconditions, pending); err != nil {
+			w.err = err
+			continue
+		}
+		now := s.now()
+		w.records = make([]event.Record, len(w.candidates))
+		for i, c := range w.candidates {
+			t := event.NextTime(now, next.LastTime)
+			var r event.Record
+			buf, r = event.Seal(buf, c, next.Count, t, next.LastHash)
+			w.records[i] = r
+			written = append(written, Written{Record: r, Subject: c.Subject, Type: c.Type})
+			pending[c.Subject] = next.Count
+			next = Head{Count: next.Count + 1, LastHash: r.Hash(), LastTime: t}
+		}
+		accepted = append(accepted, w)
+	}
+	if len(written) == 0 {
+		return
+	}
+
+	start := time.Now()
+	if err := s.backend.Commit(written, next); err != nil {
+		f := s.fail(err)
+		// Requests that failed a precondition were checked against writes
+		// that may not exist: they get the failure too.
+		for _, w := range group {
+			w.records, w.err = nil, f
+		}
+		return
+	}
+	done := time.Now()
+	s.metrics.syncDuration.Observe(done.Sub(start).Seconds())
+	s.head = next
+	s.durable.Store(next.Count)
+	changed := make(chan struct{})
+	close(*s.changed.Swap(&changed))
+	s.metrics.eventsWritten.Add(float64(len(written)))
+	s.metrics.observeHead(next.Count)
+	for _, w := range accepted {
+		s.metrics.writeDuration.Observe(done.Sub(w.enqueued).Seconds())
+	}
+}
+
+// fail stops the store for good and logs it once.
+func (s *Store) fail(err error) *FailureError {
+	f := newFailureError(err)
+	if s.failure.CompareAndSwap(nil, f) {
+		s.metrics.writable.Set(0)
+		s.log.Error("storage failed, refusing writes", zap.Error(err), zap.Bool("diskFull", f.Full))
+	}
+	return s.failure.Load()
+}
+
+// pendingState maps each subject written earlier in the group to its latest id.
+type pendingState map[string]uint64
+
+// check evaluates preconditions against the committed events and pending.
+func (s *Store) check(preconditions []Precondition, pending pendingState) error {
+	for _, p := range preconditions {
+		latest, found, err := s.latest(p.Subject, pending)
+		if err != nil {
+			return s.fail(err)
+		}
+		var holds bool
+		switch p.Kind {
+		case SubjectPristine:
+			holds = !found
+		case SubjectPopulated:
+			holds = found
+		case SubjectOnEventID:
+			holds = found && latest == p.EventID
+		default:
+			return fmt.Errorf("unknown precondition kind %d", p.Kind)
+		}
+		if !holds {
+			return ErrPreconditionFailed
+		}
+	}
+	return nil
+}
+
+// latest returns the id of the latest event of exactly subject, pending
+// writes of the group included.
+func (s *Store) latest(subject string, pending pendingState) (uint64, bool, error) {
+	if id, ok := pending[subject]; ok {
+		return id, true, nil
+	}
+	if s.head.Count == 0 {
+		return 0, false, nil
+	}
+	return s.backend.LatestID(subject, "", s.head.Count-1)
+}
