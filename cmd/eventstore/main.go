@@ -21,11 +21,14 @@ import (
 	"github.com/eventstore-service/eventstore/modules/config"
 	"github.com/eventstore-service/eventstore/modules/datadir"
 	"github.com/eventstore-service/eventstore/modules/envelope"
+	"github.com/eventstore-service/eventstore/modules/eventapi"
 	"github.com/eventstore-service/eventstore/modules/health"
 	"github.com/eventstore-service/eventstore/modules/httpserver"
 	"github.com/eventstore-service/eventstore/modules/lifecycle"
 	"github.com/eventstore-service/eventstore/modules/logging"
 	"github.com/eventstore-service/eventstore/modules/metrics"
+	"github.com/eventstore-service/eventstore/modules/store"
+	"github.com/eventstore-service/eventstore/modules/store/pebblestore"
 	"github.com/eventstore-service/eventstore/modules/ui"
 )
 
@@ -74,7 +77,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			if c.Args().Present() {
 				return usageError(fmt.Errorf("unknown command %q (see --help)", c.Args().First()))
 			}
-			return usageError(errors.New("a command is required: run or version (see --help)"))
+			return usageError(errors.New("a command is required: run, verify or version (see --help)"))
 		},
 		Commands: []*cli.Command{
 			{
@@ -84,6 +87,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 				OnUsageError: onUsageError,
 				Action:       runService,
 			},
+			verifyCommand(),
 			{
 				Name:  "version",
 				Usage: "print version, revision and Go version",
@@ -123,6 +127,9 @@ func runService(c *cli.Context) error {
 		metrics.Module,
 		envelope.Module,
 		datadir.Module,
+		pebblestore.Module,
+		store.Module,
+		eventapi.Module,
 		auth.Module,
 		health.Module,
 		ui.Module,

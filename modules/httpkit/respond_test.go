@@ -1,6 +1,7 @@
 package httpkit
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -57,5 +58,73 @@ func TestRouteOf(t *testing.T) {
 	r = r.WithContext(WithRoute(r.Context(), "/api/v1/ping"))
 	if got := RouteOf(r); got != "/api/v1/ping" {
 		t.Fatalf("RouteOf: %q", got)
+	}
+}
+
+func TestDecodeJSON(t *testing.T) {
+	type target struct {
+		Subject string          `json:"subject"`
+		Options json.RawMessage `json:"options"`
+	}
+	cases := []struct {
+		body, subject, err string
+	}{
+		{"", "", ""},
+		{"  \n", "", ""},
+		{"null", "", ""},
+		{`{"subject":"/a"}`, "/a", ""},
+		{`{"SUBJECT":"/a","unknown":1}`, "/a", ""},
+		{`{"subject":"/a","subject":"/b"}`, "/b", ""},
+		{`{"subject":1}`, "", "invalid request: malformed JSON: cannot unmarshal number into Go struct field target.subject of type string"},
+		{`{"subject":"/a"} x`, "", "invalid request: malformed JSON: invalid character 'x' after top-level value"},
+		{`{"subject":`, "", "invalid request: malformed JSON: unexpected end of JSON input"},
+		{`{"options":` + strings.Repeat("[", 64) + strings.Repeat("]", 64) + `}`, "", "invalid request: JSON nesting depth exceeds the limit of 64"},
+		{`{"subject":"[[[[` + strings.Repeat("[", 100) + `"}`, strings.Repeat("[", 104), ""},
+	}
+	for _, tc := range cases {
+		var v target
+		err := DecodeJSON([]byte(tc.body), &v)
+		if tc.err == "" && (err != nil || v.Subject != tc.subject) {
+			t.Errorf("DecodeJSON(%q) = %v, subject %q", tc.body, err, v.Subject)
+		}
+		if tc.err != "" {
+			var apiErr *Error
+			if !errors.As(err, &apiErr) || apiErr.Status != 400 || apiErr.Message != tc.err {
+				t.Errorf("DecodeJSON(%q) = %v, want 400 %q", tc.body, err, tc.err)
+			}
+		}
+	}
+}
+
+func TestCheckOptions(t *testing.T) {
+	known := []string{"recursive", "lowerBound"}
+	for raw, want := range map[string]string{
+		``:                                   "",
+		`null`:                               "",
+		`{}`:                                 "",
+		`{"recursive":true,"LOWERBOUND":{}}`: "",
+		`{"recursive":true,"upperBound":{"id":"1"}}`: "invalid request: unknown option 'upperBound'",
+		`[]`: "invalid request: malformed JSON: options must be an object",
+	} {
+		err := CheckOptions(json.RawMessage(raw), known...)
+		if (want == "") != (err == nil) || (err != nil && err.Error() != want) {
+			t.Errorf("CheckOptions(%s) = %v, want %q", raw, err, want)
+		}
+	}
+}
+
+func TestStream(t *testing.T) {
+	rec := httptest.NewRecorder()
+	s := StartStream(rec)
+	if !rec.Flushed || rec.Code != 200 || rec.Header().Get("Content-Type") != "application/x-ndjson" {
+		t.Fatalf("headers not flushed at start: %d %v", rec.Code, rec.Header())
+	}
+	if err := s.Line("event", []byte(`{"id":"0"}`)); err != nil {
+		t.Fatal(err)
+	}
+	s.Error("service unavailable: shutting down")
+	want := `{"type":"event","payload":{"id":"0"}}` + "\n" + `{"type":"error","payload":{"error":"service unavailable: shutting down"}}` + "\n"
+	if rec.Body.String() != want {
+		t.Fatalf("stream body %q", rec.Body.String())
 	}
 }

@@ -73,3 +73,6 @@ type Backend interface {
 	// Close releases the backend; committed data is durable already.
 	Close() error
 }
+
+// Opener opens the backend when the store starts.
+type Opener func() (Backend, error)

@@ -20,6 +20,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -58,9 +59,10 @@ type Precondition struct {
 	EventID uint64
 }
 
-// Store is the event store. Create it with Open, run its writer with Start,
-// and end it with Close.
+// Store is the event store. Create it with New, open it and run its writer
+// with Start, and end it with Close.
 type Store struct {
+	open    Opener
 	backend Backend
 	log     *zap.Logger
 	metrics *Metrics
@@ -75,6 +77,7 @@ type Store struct {
 	durable atomic.Uint64                 // number of durable events
 	changed atomic.Pointer[chan struct{}] // closed and replaced when durable advances
 	failure atomic.Pointer[FailureError]
+	size    sizeCache
 
 	head Head // owned by the writer goroutine
 }
@@ -88,32 +91,20 @@ type writeRequest struct {
 	done          chan struct{}
 }
 
-// Open returns a Store over backend after checking that the head matches the
-// last stored event; a mismatch is a *CorruptionError.
-func Open(backend Backend, log *zap.Logger, metrics *Metrics) (*Store, error) {
-	head, err := backend.Head()
-	if err != nil {
-		return nil, fmt.Errorf("read head: %w", err)
-	}
-	if err := checkHead(backend, head); err != nil {
-		return nil, err
-	}
+// New returns a Store that opens its backend with open when it starts.
+func New(open Opener, log *zap.Logger, metrics *Metrics) *Store {
 	s := &Store{
-		backend: backend,
+		open:    open,
 		log:     log,
 		metrics: metrics,
 		now:     time.Now,
 		queue:   make(chan *writeRequest, QueueLength),
 		stop:    make(chan struct{}),
 		stopped: make(chan struct{}),
-		head:    head,
 	}
-	s.durable.Store(head.Count)
 	changed := make(chan struct{})
 	s.changed.Store(&changed)
-	metrics.observeHead(head.Count)
-	metrics.writable.Set(1)
-	return s, nil
+	return s
 }
 
 // checkHead verifies that the last event exists, hashes to the head hash and
@@ -166,8 +157,24 @@ func recordAt(b Backend, id uint64) (event.Record, error) {
 	return r, nil
 }
 
-// Start runs the writer.
+// Start opens the backend, checks that the head matches the last stored
+// event (a mismatch is a *CorruptionError), and runs the writer.
 func (s *Store) Start(context.Context) error {
+	backend, err := s.open()
+	if err != nil {
+		return err
+	}
+	head, err := backend.Head()
+	if err == nil {
+		err = checkHead(backend, head)
+	}
+	if err != nil {
+		return errors.Join(err, backend.Close())
+	}
+	s.backend, s.head = backend, head
+	s.durable.Store(head.Count)
+	s.metrics.observeHead(head.Count)
+	s.metrics.writable.Set(1)
 	go s.run()
 	return nil
 }

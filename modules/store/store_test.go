@@ -31,11 +31,7 @@ func openStore(t testing.TB, dir string, fs vfs.FS) *store.Store {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := store.Open(backend, zap.NewNop(), metrics)
-	if err != nil {
-		backend.Close()
-		t.Fatal(err)
-	}
+	s := store.New(func() (store.Backend, error) { return backend, nil }, zap.NewNop(), metrics)
 	if err := s.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -404,18 +400,28 @@ func TestCorruptHeadRefusesToOpen(t *testing.T) {
 		store.Head{Count: 1, LastHash: strings.Repeat("ab", 32), LastTime: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
-	metrics, _ := store.NewMetrics(prometheus.NewRegistry())
-	_, err = store.Open(backend, zap.NewNop(), metrics)
-	var corrupt *store.CorruptionError
-	if !errors.As(err, &corrupt) || !strings.Contains(err.Error(), "head hash") {
-		t.Fatalf("Open with a wrong head: %v", err)
+	backend.Close()
+	start := func() error {
+		metrics, _ := store.NewMetrics(prometheus.NewRegistry())
+		return store.New(func() (store.Backend, error) {
+			return pebblestore.Open(dir, zap.NewNop(), pebblestore.Options{})
+		}, zap.NewNop(), metrics).Start(context.Background())
 	}
+	var corrupt *store.CorruptionError
+	if err := start(); !errors.As(err, &corrupt) || !strings.Contains(err.Error(), "head hash") {
+		t.Fatalf("start with a wrong head: %v", err)
+	}
+
 	// A head that stops short of an event.
+	backend, err = pebblestore.Open(dir, zap.NewNop(), pebblestore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := backend.Commit(nil, store.Head{Count: 0, LastHash: event.ZeroHash}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err = store.Open(backend, zap.NewNop(), metrics); !errors.As(err, &corrupt) || !strings.Contains(err.Error(), "beyond the head") {
-		t.Fatalf("Open with events beyond the head: %v", err)
-	}
 	backend.Close()
+	if err := start(); !errors.As(err, &corrupt) || !strings.Contains(err.Error(), "beyond the head") {
+		t.Fatalf("start with events beyond the head: %v", err)
+	}
 }

@@ -1,0 +1,117 @@
+// Package eventapi serves the event endpoints of the HTTP API: it decodes
+// requests into the store's terms, calls the store, and encodes the answer
+// (JSON, or NDJSON streams of one flushed line per write). It holds no
+// storage logic.
+package eventapi
+
+import (
+	"errors"
+	"net/http"
+	"syscall"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
+
+	"github.com/eventstore-service/eventstore/modules/event"
+	"github.com/eventstore-service/eventstore/modules/httpkit"
+	"github.com/eventstore-service/eventstore/modules/store"
+)
+
+// Paths of the event endpoints.
+const (
+	WriteEventsPath  = "/api/v1/write-events"
+	ReadEventsPath   = "/api/v1/read-events"
+	ReadSubjectsPath = "/api/v1/read-subjects"
+)
+
+// API serves the event endpoints over a store.
+type API struct {
+	store        *store.Store
+	emitter      *event.Emitter
+	maxEventSize int64
+	stopping     <-chan struct{}
+	metrics      *Metrics
+	log          *zap.Logger
+}
+
+// Options configure the API.
+type Options struct {
+	// MaxEventSize limits the canonical data of one event.
+	MaxEventSize int64
+	// Stopping is closed when the service's stop phase begins; open streams
+	// end with a final error line then.
+	Stopping <-chan struct{}
+}
+
+// New returns the API over s, emitting events with emitter.
+func New(s *store.Store, emitter *event.Emitter, metrics *Metrics, log *zap.Logger, opts Options) *API {
+	return &API{store: s, emitter: emitter, maxEventSize: opts.MaxEventSize, stopping: opts.Stopping, metrics: metrics, log: log}
+}
+
+// Routes returns the routes of the event endpoints.
+func (a *API) Routes() []httpkit.Route {
+	return []httpkit.Route{
+		{Method: http.MethodPost, Path: WriteEventsPath, Handler: http.HandlerFunc(a.writeEvents)},
+		{Method: http.MethodPost, Path: ReadEventsPath, Handler: http.HandlerFunc(a.readEvents)},
+		{Method: http.MethodPost, Path: ReadSubjectsPath, Handler: http.HandlerFunc(a.readSubjects)},
+	}
+}
+
+// Metrics count the API's requests and events.
+type Metrics struct {
+	writeRequests *prometheus.CounterVec
+	eventsRead    *prometheus.CounterVec
+}
+
+// NewMetrics registers the API metrics on reg.
+func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
+	m := &Metrics{
+		writeRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "eventstore_write_requests_total", Help: "write-events requests by outcome."}, []string{"result"}),
+		eventsRead: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "eventstore_events_read_total", Help: "Events emitted (read, observe) or scanned (query)."}, []string{"operation"}),
+	}
+	for _, c := range []prometheus.Collector{m.writeRequests, m.eventsRead} {
+		if err := reg.Register(c); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+// Outcomes of write requests, the result label of eventstore_write_requests_total.
+const (
+	resultOK                 = "ok"
+	resultInvalid            = "invalid"
+	resultPreconditionFailed = "precondition_failed"
+	resultSchemaConflict     = "schema_conflict"
+	resultUnavailable        = "unavailable"
+	resultStorageError       = "storage_error"
+)
+
+// storeError translates an error of the store into the response the API
+// gives for it, and the outcome label of write metrics.
+func storeError(err error) (*httpkit.Error, string) {
+	var (
+		apiErr  *httpkit.Error
+		failure *store.FailureError
+		errno   syscall.Errno
+	)
+	switch {
+	case errors.As(err, &apiErr):
+		return apiErr, resultInvalid
+	case errors.Is(err, store.ErrPreconditionFailed):
+		return httpkit.Errorf(http.StatusConflict, "state conflict: precondition failed"), resultPreconditionFailed
+	case errors.Is(err, store.ErrClosed):
+		return httpkit.ErrShuttingDown, resultUnavailable
+	case errors.As(err, &failure) && failure.Full:
+		detail := "disk full"
+		if errors.As(err, &errno) {
+			detail = errno.Error()
+		}
+		return httpkit.Errorf(http.StatusInsufficientStorage, "insufficient storage: %s", detail), resultStorageError
+	case errors.Is(err, store.ErrStorageFailure):
+		return httpkit.Errorf(http.StatusInternalServerError, "internal error: storage failure"), resultStorageError
+	}
+	return httpkit.Errorf(http.StatusInternalServerError, "internal error: %v", err), resultStorageError
+}

@@ -1,0 +1,135 @@
+package eventapi
+
+import (
+	"net/http"
+
+	"go.uber.org/zap"
+
+	"github.com/eventstore-service/eventstore/modules/event"
+	"github.com/eventstore-service/eventstore/modules/httpkit"
+	"github.com/eventstore-service/eventstore/modules/store"
+)
+
+// writeEvents is POST /api/v1/write-events: 200 with the written events as
+// a JSON array in request order, once they are durable.
+func (a *API) writeEvents(w http.ResponseWriter, r *http.Request) {
+	body, err := httpkit.ReadBody(r)
+	if err != nil {
+		a.metrics.writeRequests.WithLabelValues(resultInvalid).Inc()
+		httpkit.WriteError(w, err)
+		return
+	}
+	candidates, preconditions, err := DecodeWrite(body, a.maxEventSize)
+	if err != nil {
+		a.metrics.writeRequests.WithLabelValues(resultInvalid).Inc()
+		httpkit.WriteError(w, err)
+		return
+	}
+	records, err := a.store.Write(r.Context(), candidates, preconditions)
+	if err != nil {
+		if r.Context().Err() != nil {
+			return // the client left before the write was queued: nothing was written
+		}
+		apiErr, result := storeError(err)
+		a.metrics.writeRequests.WithLabelValues(result).Inc()
+		httpkit.WriteError(w, apiErr)
+		return
+	}
+	a.metrics.writeRequests.WithLabelValues(resultOK).Inc()
+	size := 2
+	for _, rec := range records {
+		size += len(rec.JSON) + 160
+	}
+	out := make([]byte, 0, size)
+	out = append(out, '[')
+	for i, rec := range records {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = a.emitter.Append(out, rec)
+	}
+	out = append(out, ']', '\n')
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(out)
+}
+
+// readEvents is POST /api/v1/read-events: an NDJSON stream of event lines.
+func (a *API) readEvents(w http.ResponseWriter, r *http.Request) {
+	body, err := httpkit.ReadBody(r)
+	if err != nil {
+		httpkit.WriteError(w, err)
+		return
+	}
+	opts, err := DecodeRead(body)
+	if err != nil {
+		httpkit.WriteError(w, err)
+		return
+	}
+	it, err := a.store.Read(opts)
+	if err != nil {
+		a.log.Error("read failed", zap.Error(err))
+		httpkit.WriteError(w, httpkit.Errorf(http.StatusInternalServerError, "internal error: storage read failed"))
+		return
+	}
+	stream := httpkit.StartStream(w)
+	n, ok := a.streamRecords(r, stream, it)
+	a.metrics.eventsRead.WithLabelValues("read-events").Add(float64(n))
+	if err := it.Close(); err != nil && ok {
+		a.log.Error("read failed", zap.Error(err))
+		stream.Error("internal error: storage read failed")
+	}
+}
+
+// streamRecords writes an event line per record until the iterator ends
+// (ok), the client leaves, or the service stops (which gets the final error
+// line). It returns the number of events sent.
+func (a *API) streamRecords(r *http.Request, stream *httpkit.Stream, it store.RecordIterator) (sent int, ok bool) {
+	var line []byte
+	for it.Next() {
+		select {
+		case <-r.Context().Done():
+			return sent, false
+		case <-a.stopping:
+			stream.Error(httpkit.ErrShuttingDown.Message)
+			return sent, false
+		default:
+		}
+		line = a.emitter.Append(line[:0], it.Record())
+		if err := stream.Line("event", line); err != nil {
+			return sent, false
+		}
+		sent++
+	}
+	return sent, true
+}
+
+// readSubjects is POST /api/v1/read-subjects: an NDJSON stream of subject lines.
+func (a *API) readSubjects(w http.ResponseWriter, r *http.Request) {
+	body, err := httpkit.ReadBody(r)
+	if err != nil {
+		httpkit.WriteError(w, err)
+		return
+	}
+	base, err := DecodeSubjects(body)
+	if err != nil {
+		httpkit.WriteError(w, err)
+		return
+	}
+	it := a.store.Subjects(base)
+	stream := httpkit.StartStream(w)
+	var payload []byte
+	for it.Next() {
+		if r.Context().Err() != nil {
+			break
+		}
+		payload = event.AppendString(append(payload[:0], `{"subject":`...), it.Value())
+		if err := stream.Line("subject", append(payload, '}')); err != nil {
+			break
+		}
+	}
+	if err := it.Close(); err != nil {
+		a.log.Error("read subjects failed", zap.Error(err))
+		stream.Error("internal error: storage read failed")
+	}
+}

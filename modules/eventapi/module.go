@@ -1,0 +1,26 @@
+package eventapi
+
+import (
+	"go.uber.org/fx"
+	"go.uber.org/zap"
+
+	"github.com/eventstore-service/eventstore/modules/config"
+	"github.com/eventstore-service/eventstore/modules/event"
+	"github.com/eventstore-service/eventstore/modules/httpkit"
+	"github.com/eventstore-service/eventstore/modules/httpserver"
+	"github.com/eventstore-service/eventstore/modules/lifecycle"
+	"github.com/eventstore-service/eventstore/modules/store"
+)
+
+// Module contributes the event endpoints and provides the Emitter that
+// writes events with the configured signing key.
+var Module = fx.Module("eventapi",
+	fx.Provide(
+		func(cfg config.Config) *event.Emitter { return event.NewEmitter(cfg.SigningKey) },
+		NewMetrics,
+		func(s *store.Store, e *event.Emitter, m *Metrics, log *zap.Logger, cfg config.Config, state *lifecycle.State) *API {
+			return New(s, e, m, log.Named("eventapi"), Options{MaxEventSize: cfg.MaxEventSize, Stopping: state.Stopping()})
+		},
+		httpserver.AsRoutes(func(a *API) []httpkit.Route { return a.Routes() }),
+	),
+)

@@ -1,0 +1,52 @@
+package httpkit
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/eventstore-service/eventstore/modules/event"
+)
+
+// LineWriteTimeout is the time each NDJSON line has to reach the client.
+const LineWriteTimeout = 60 * time.Second
+
+// Stream writes an NDJSON response: every line is one compact JSON object
+// {"type":...,"payload":...} written with a single Write and flushed at
+// once, never two lines in one write and never a line split over writes
+// (some client SDKs parse each received chunk as one document).
+type Stream struct {
+	w   http.ResponseWriter
+	rc  *http.ResponseController
+	buf []byte
+}
+
+// StartStream sends status 200 with the NDJSON content type and flushes the
+// headers, before any line.
+func StartStream(w http.ResponseWriter) *Stream {
+	w.Header().Set("Content-Type", "application/x-ndjson")
+	w.WriteHeader(http.StatusOK)
+	s := &Stream{w: w, rc: http.NewResponseController(w)}
+	_ = s.rc.Flush()
+	return s
+}
+
+// Line writes the line {"type":lineType,"payload":payload}; payload must be
+// compact JSON. It fails when the client is gone or too slow.
+func (s *Stream) Line(lineType string, payload []byte) error {
+	s.buf = append(s.buf[:0], `{"type":"`...)
+	s.buf = append(s.buf, lineType...)
+	s.buf = append(s.buf, `","payload":`...)
+	s.buf = append(s.buf, payload...)
+	s.buf = append(s.buf, '}', '\n')
+	_ = s.rc.SetWriteDeadline(time.Now().Add(LineWriteTimeout))
+	if _, err := s.w.Write(s.buf); err != nil {
+		return err
+	}
+	return s.rc.Flush()
+}
+
+// Error writes the final error line of a stream.
+func (s *Stream) Error(message string) {
+	payload := event.AppendString([]byte(`{"error":`), message)
+	_ = s.Line("error", append(payload, '}'))
+}
