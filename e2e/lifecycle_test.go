@@ -154,10 +154,15 @@ func TestPersistentDataDirectory(t *testing.T) {
 	}
 	id := serviceID(first)
 
-	// A second process on the same directory fails to start.
+	// A second process on the same directory fails to start, and so does
+	// an offline verification.
 	code, _, _ := harness.Run(t, bin, 30*time.Second, args...)
 	if code != 1 {
 		t.Fatalf("second process on a locked data directory exited %d, want 1", code)
+	}
+	code, _, stderr := harness.Run(t, bin, 30*time.Second, "verify", "--data-directory="+dir)
+	if code != 1 || !strings.Contains(stderr, "in use by another process") {
+		t.Fatalf("verify of a directory in use: exit %d, %q", code, stderr)
 	}
 
 	first.Signal(syscall.SIGTERM)
@@ -166,6 +171,14 @@ func TestPersistentDataDirectory(t *testing.T) {
 	}
 	if _, err := os.Stat(dir); err != nil {
 		t.Fatalf("persistent data directory removed: %v", err)
+	}
+	code, stdout, _ := harness.Run(t, bin, 30*time.Second, "verify", "--data-directory="+dir)
+	if code != 0 || !strings.Contains(stdout, "verified 0 events") {
+		t.Fatalf("verify of an empty store: exit %d, %q", code, stdout)
+	}
+	code, _, stderr = harness.Run(t, bin, 30*time.Second, "verify", "--data-directory="+filepath.Join(dir, "missing"))
+	if code != 2 || !strings.Contains(stderr, "is not a directory") {
+		t.Fatalf("verify of a missing directory: exit %d, %q", code, stderr)
 	}
 	second := harness.Start(t, bin, args...)
 	if got := serviceID(second); got != id {

@@ -1,0 +1,170 @@
+package eventapi
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/eventstore-service/eventstore/modules/event"
+	"github.com/eventstore-service/eventstore/modules/httpkit"
+	"github.com/eventstore-service/eventstore/modules/store"
+)
+
+const validEvent = `{"source":"https://library.example.com","subject":"/books/42","type":"com.example.library.book-acquired","data":{"title":"x"}}`
+
+func wantError(t *testing.T, err error, message string) {
+	t.Helper()
+	var apiErr *httpkit.Error
+	if !errors.As(err, &apiErr) || apiErr.Status != 400 || apiErr.Message != message {
+		t.Fatalf("got %v, want 400 %q", err, message)
+	}
+}
+
+func TestDecodeWriteErrors(t *testing.T) {
+	withEvent := func(fields string) string {
+		return `{"events":[{` + fields + `}]}`
+	}
+	base := `"source":"https://x","subject":"/a","type":"io.example.thing"`
+	cases := []struct {
+		name, body, want string
+	}{
+		{"empty body", ``, "invalid request: events must contain at least one event"},
+		{"null", `null`, "invalid request: events must contain at least one event"},
+		{"no events", `{"events":[]}`, "invalid request: events must contain at least one event"},
+		{"malformed", `{"events":[`, "invalid request: malformed JSON: unexpected end of JSON input"},
+		{"wrong type", `{"events":{}}`, "invalid request: malformed JSON: cannot unmarshal object into Go struct field writeBody.events of type []eventapi.wireCandidate"},
+		{"trailing data", `{"events":[]} {}`, "invalid request: malformed JSON: invalid character '{' after top-level value"},
+		{"too many", `{"events":[` + strings.Repeat(validEvent+",", 10_000) + validEvent + `]}`, "invalid request: too many events: 10001 exceeds the limit of 10000"},
+		{"too deep", `{"events":[{"data":` + strings.Repeat(`{"a":`, 63) + `1` + strings.Repeat(`}`, 63) + `}]}`, "invalid request: JSON nesting depth exceeds the limit of 64"},
+		{"bad source first", withEvent(`"source":"my-app","subject":"test","type":""`), "invalid source: 'my-app'"},
+		{"missing source", withEvent(`"subject":"/a"`), "invalid source: ''"},
+		{"bad subject", withEvent(`"source":"https://x","subject":"test","type":""`), "invalid subject: 'test'"},
+		{"empty subject", withEvent(`"source":"https://x","subject":"","type":"io.example.thing"`), "invalid subject: ''"},
+		{"bad type", withEvent(`"source":"https://x","subject":"/a","type":"io.eventsourcingdb.test."`), "invalid event type: 'io.eventsourcingdb.test.'"},
+		{"missing data", withEvent(base), "invalid data: data must be a JSON object"},
+		{"null data", withEvent(base + `,"data":null`), "invalid data: data must be a JSON object"},
+		{"array data", withEvent(base + `,"data":[1]`), "invalid data: data must be a JSON object"},
+		{"string data", withEvent(base + `,"data":"x"`), "invalid data: data must be a JSON object"},
+		{"number out of range", withEvent(base + `,"data":{"n":1e999}`), "invalid data: number 1e999 is out of range"},
+		{"data too large", withEvent(base + `,"data":{"s":"` + strings.Repeat("x", 100) + `"}`), "invalid data: event data exceeds the limit of 64 bytes"},
+		{"bad traceparent", withEvent(base + `,"data":{},"traceparent":"00-xyz"`), "invalid traceparent: '00-xyz'"},
+		{"tracestate alone", withEvent(base + `,"data":{},"tracestate":"k=v"`), "invalid tracestate: tracestate requires traceparent"},
+		{"long tracestate", withEvent(base + `,"data":{},"traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01","tracestate":"` + strings.Repeat("k", 513) + `"`), "invalid tracestate: longer than 512 bytes"},
+		{"unknown precondition", `{"events":[` + validEvent + `],"preconditions":[{"type":"isSubjectHappy","payload":{}}]}`, "invalid precondition: unknown type 'isSubjectHappy'"},
+		{"missing payload", `{"events":[` + validEvent + `],"preconditions":[{"type":"isSubjectPristine"}]}`, "invalid precondition: missing payload"},
+		{"bad precondition subject", `{"events":[` + validEvent + `],"preconditions":[{"type":"isSubjectPopulated","payload":{"subject":"x"}}]}`, "invalid precondition: invalid subject: 'x'"},
+		{"bad precondition id", `{"events":[` + validEvent + `],"preconditions":[{"type":"isSubjectOnEventId","payload":{"subject":"/a","eventId":"01"}}]}`, "invalid precondition: invalid event id: '01'"},
+		{"eventql not yet", `{"events":[` + validEvent + `],"preconditions":[{"type":"isEventQlQueryTrue","payload":{"query":"FROM e IN events PROJECT INTO COUNT() == 0"}}]}`, "invalid precondition: isEventQlQueryTrue is not supported yet"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := DecodeWrite([]byte(tc.body), 64)
+			wantError(t, err, tc.want)
+		})
+	}
+}
+
+func TestDecodeWrite(t *testing.T) {
+	body := `{"EVENTS":[{"source":"https://x","subject":"/a","type":"io.example.thing","data":{"b":1.50,"a":"<"},"traceParent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01","traceState":"k=v","extra":1},
+		{"source":"https://x","subject":"/b","type":"io.example.thing","data":{},"traceparent":null,"tracestate":""}],
+		"preconditions":[{"type":"isSubjectPristine","payload":{"subject":"/a"}},{"type":"isSubjectOnEventId","payload":{"subject":"/b","eventId":"12"}}]}`
+	candidates, preconditions, err := DecodeWrite([]byte(body), 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []event.Candidate{
+		{Source: "https://x", Subject: "/a", Type: "io.example.thing", Data: []byte(`{"a":"\u003c","b":1.5}`), TraceParent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", TraceState: "k=v"},
+		{Source: "https://x", Subject: "/b", Type: "io.example.thing", Data: []byte(`{}`)},
+	}
+	for i := range want {
+		got := candidates[i]
+		if got.Source != want[i].Source || got.Subject != want[i].Subject || string(got.Data) != string(want[i].Data) ||
+			got.TraceParent != want[i].TraceParent || got.TraceState != want[i].TraceState {
+			t.Errorf("candidate %d: got %+v, want %+v", i, got, want[i])
+		}
+	}
+	if len(preconditions) != 2 || preconditions[0] != (store.Precondition{Kind: store.SubjectPristine, Subject: "/a"}) ||
+		preconditions[1] != (store.Precondition{Kind: store.SubjectOnEventID, Subject: "/b", EventID: 12}) {
+		t.Fatalf("preconditions %+v", preconditions)
+	}
+}
+
+func TestDecodeRead(t *testing.T) {
+	opts, err := DecodeRead([]byte(`{"subject":"/books","options":{"recursive":true,"order":"antichronological","upperBound":{"id":"5","type":"exclusive"},
+		"fromLatestEvent":{"subject":"/books/42","type":"com.example.library.book-returned","ifEventIsMissing":"observe-everything"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if opts.Subject != "/books" || !opts.Recursive || !opts.Descending || *opts.Upper != (store.Bound{ID: 5}) ||
+		*opts.FromLatest != (store.FromLatest{Subject: "/books/42", Type: "com.example.library.book-returned", ReadEverything: true}) {
+		t.Fatalf("options %+v", opts)
+	}
+	if opts, err := DecodeRead([]byte(`{"subject":"/"}`)); err != nil || opts.Recursive || opts.Lower != nil {
+		t.Fatalf("no options: %+v %v", opts, err)
+	}
+
+	for body, want := range map[string]string{
+		`{}`:                                    "invalid subject: ''",
+		`{"subject":"test"}`:                    "invalid subject: 'test'",
+		`{"subject":"/","options":{"limit":1}}`: "invalid request: unknown option 'limit'",
+		`{"subject":"/","options":{"order":"up"}}`:                                                                                                                    "invalid request: unknown order 'up', expected 'chronological' or 'antichronological'",
+		`{"subject":"/","options":{"lowerBound":{"id":"hello","type":"inclusive"}}}`:                                                                                  "invalid event id: 'hello'",
+		`{"subject":"/","options":{"lowerBound":{"id":"-1","type":"inclusive"}}}`:                                                                                     "invalid event id: '-1'",
+		`{"subject":"/","options":{"upperBound":{"id":"1","type":"open"}}}`:                                                                                           "invalid request: unknown bound type 'open', expected 'inclusive' or 'exclusive'",
+		`{"subject":"/","options":{"fromLatestEvent":{"subject":"","type":"a.bc.d","ifEventIsMissing":"read-nothing"}}}`:                                              "invalid subject: ''",
+		`{"subject":"/","options":{"fromLatestEvent":{"subject":"/a","type":"","ifEventIsMissing":"read-nothing"}}}`:                                                  "invalid event type: ''",
+		`{"subject":"/","options":{"fromLatestEvent":{"subject":"/a","type":"ab.c.d","ifEventIsMissing":"wait-for-event"}}}`:                                          "invalid request: unknown ifEventIsMissing 'wait-for-event', expected 'read-nothing' or 'read-everything'",
+		`{"subject":"/","options":{"lowerBound":{"id":"1","type":"inclusive"},"fromLatestEvent":{"subject":"/a","type":"ab.c.d","ifEventIsMissing":"read-nothing"}}}`: "invalid request: lowerBound and fromLatestEvent cannot be combined",
+		`{"subject":"/","options":{"recursive":"yes"}}`:                                                                                                               "invalid request: malformed JSON: cannot unmarshal string into Go struct field readOptions.recursive of type bool",
+	} {
+		_, err := DecodeRead([]byte(body))
+		wantError(t, err, want)
+	}
+	if _, err := DecodeSubjects([]byte(`{"baseSubject":""}`)); err == nil {
+		t.Fatal("empty base subject accepted")
+	}
+}
+
+// FuzzDecodeWrite checks that any body either fails with a 400 or yields
+// candidates that obey every rule: valid fields, canonical data within the
+// limit, trace state only with a trace parent.
+func FuzzDecodeWrite(f *testing.F) {
+	for _, seed := range []string{
+		`{"events":[` + validEvent + `]}`, ``, `null`, `{"events":[]}`, `{"events":[{}]}`,
+		`{"events":[{"source":"https://x","subject":"/a","type":"io.example.t","data":{"n":1e3,"s":"\u2028<"},"traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01","tracestate":"a=b"}],"preconditions":[{"type":"isSubjectOnEventId","payload":{"subject":"/a","eventId":"3"}}]}`,
+		`{"events":[{"source":"tag:x,2023:y","subject":"/","type":"ab.c.d","data":{"a":[[[{}]]]}}],"preconditions":[{"type":"isSubjectPristine","payload":null}]}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		candidates, preconditions, err := DecodeWrite(body, 4096)
+		if err != nil {
+			var apiErr *httpkit.Error
+			if !errors.As(err, &apiErr) || apiErr.Status != 400 || strings.Contains(apiErr.Message, "\n") {
+				t.Fatalf("error %v is not a one-line 400", err)
+			}
+			return
+		}
+		if len(candidates) == 0 || len(candidates) > MaxEventsPerWrite {
+			t.Fatalf("%d candidates accepted", len(candidates))
+		}
+		for _, c := range candidates {
+			if !event.ValidSource(c.Source) || !event.ValidSubject(c.Subject) || !event.ValidType(c.Type) || len(c.Data) > 4096 {
+				t.Fatalf("invalid candidate accepted: %+v", c)
+			}
+			if (c.TraceState != "" && c.TraceParent == "") || (c.TraceParent != "" && !event.ValidTraceParent(c.TraceParent)) {
+				t.Fatalf("invalid trace context accepted: %+v", c)
+			}
+			again, err := event.Canonicalize(c.Data)
+			if err != nil || string(again) != string(c.Data) || !json.Valid(c.Data) {
+				t.Fatalf("data not canonical: %s", c.Data)
+			}
+		}
+		for _, p := range preconditions {
+			if !event.ValidSubject(p.Subject) {
+				t.Fatalf("precondition with invalid subject accepted: %+v", p)
+			}
+		}
+	})
+}
