@@ -88,6 +88,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 				Action:       runService,
 			},
 			verifyCommand(),
+			benchCommand(),
 			{
 				Name:  "version",
 				Usage: "print version, revision and Go version",

@@ -43,9 +43,9 @@ func (b *Backend) Scan(s store.Scan) store.RecordIterator {
 }
 
 func (b *Backend) index(prefix []byte, s store.Scan) *indexIterator {
-	lower, upper := idRange(prefix, s.From, s.To)
-	it, err := b.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
-	return &indexIterator{it: it, err: err, descending: s.Descending}
+	_, upper := idRange(prefix, s.From, s.To)
+	it, err := b.db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: upper})
+	return &indexIterator{it: it, err: err, from: s.From, to: s.To, descending: s.Descending, prefix: prefix}
 }
 
 // logIterator walks the event log directly.
@@ -79,35 +79,85 @@ func (l *logIterator) Next() bool {
 func (l *logIterator) Record() event.Record { return l.record }
 func (l *logIterator) Close() error         { return l.it.Close() }
 
-// indexIterator walks the ids of one index prefix.
+// indexIterator walks the ids from..to of the postings of one prefix.
 type indexIterator struct {
 	it         *pebble.Iterator
 	err        error
+	prefix     []byte
+	from, to   uint64
 	descending bool
 	started    bool
 	valid      bool
+	ids        []uint64 // of the current posting
+	pos        int
+	current    uint64
 }
 
-// advance moves to the next id and reports whether there is one.
+// advance moves to the next id in order and reports whether there is one.
 func (x *indexIterator) advance() bool {
-	if x.err != nil {
-		return false
-	}
-	switch {
-	case !x.started && x.descending:
-		x.valid = x.it.Last()
-	case !x.started:
-		x.valid = x.it.First()
-	case x.descending:
-		x.valid = x.it.Prev()
-	default:
-		x.valid = x.it.Next()
-	}
-	x.started = true
+	x.valid = x.err == nil && x.step()
 	return x.valid
 }
 
-func (x *indexIterator) id() uint64 { return idOf(x.it.Key()) }
+func (x *indexIterator) step() bool {
+	for {
+		if x.pos >= 0 && x.pos < len(x.ids) {
+			id := x.ids[x.pos]
+			if x.descending {
+				x.pos--
+			} else {
+				x.pos++
+			}
+			if id < x.from || id > x.to {
+				if (x.descending && id < x.from) || (!x.descending && id > x.to) {
+					return false // every further id is out of range too
+				}
+				continue
+			}
+			x.current = id
+			return true
+		}
+		if !x.nextPosting() {
+			return false
+		}
+	}
+}
+
+// nextPosting loads the next posting in order. Ascending, the first one is
+// the last posting starting at or below from, which may hold from.
+func (x *indexIterator) nextPosting() bool {
+	var ok bool
+	switch {
+	case !x.started && x.descending:
+		ok = x.it.Last()
+	case !x.started:
+		ok = x.it.SeekLT(appendID(append([]byte(nil), x.prefix...), x.from+1))
+		if !ok {
+			ok = x.it.First()
+		}
+	case x.descending:
+		ok = x.it.Prev()
+	default:
+		ok = x.it.Next()
+	}
+	x.started = true
+	if !ok {
+		x.err = x.it.Error()
+		return false
+	}
+	x.ids, x.err = decodePosting(x.ids[:0], idOf(x.it.Key()), x.it.Value())
+	if x.err != nil {
+		return false
+	}
+	if x.descending {
+		x.pos = len(x.ids) - 1
+	} else {
+		x.pos = 0
+	}
+	return true
+}
+
+func (x *indexIterator) id() uint64 { return x.current }
 
 func (x *indexIterator) close() error {
 	if x.it == nil {
@@ -162,7 +212,7 @@ func (l *lookupIterator) Next() bool {
 		found = l.records.SeekGE(l.key) && bytes.Equal(l.records.Key(), l.key)
 	}
 	if !found {
-		l.err = errors.Join(l.records.Error(), fmt.Errorf("%w", &store.CorruptionError{Detail: fmt.Sprintf("index entry for missing event %d", id)}))
+		l.err = errors.Join(l.records.Error(), &store.CorruptionError{Detail: fmt.Sprintf("index entry for missing event %d", id)})
 		return false
 	}
 	l.record = event.Record{ID: id, JSON: l.records.Value()}

@@ -112,36 +112,34 @@ func (b *Backend) Commit(records []store.Written, head store.Head) (err error) {
 	batch := b.db.NewBatchWithSize(size)
 	defer batch.Close()
 	k := b.keyBuf
+	index := newPostings()
 	for _, w := range records {
 		id := w.Record.ID
 		if err := batch.Set(eventKey(k[:0], id), w.Record.JSON, nil); err != nil {
 			return err
 		}
-		k = appendID(exactPrefix(k[:0], w.Subject), id)
-		if err := batch.Set(k, nil, nil); err != nil {
-			return err
-		}
+		index.add(exactPrefix(k[:0], w.Subject), id)
 		for _, a := range ancestors(w.Subject) {
-			k = appendID(treePrefix(k[:0], a), id)
-			if err := batch.Set(k, nil, nil); err != nil {
-				return err
-			}
+			index.add(treePrefix(k[:0], a), id)
 		}
-		k = appendID(subjectTypePrefix(k[:0], w.Subject, w.Type), id)
-		if err := batch.Set(k, nil, nil); err != nil {
-			return err
-		}
-		k = appendID(typePrefix(k[:0], w.Type), id)
-		if err := batch.Set(k, nil, nil); err != nil {
+		index.add(subjectTypePrefix(k[:0], w.Subject, w.Type), id)
+		index.add(typePrefix(k[:0], w.Type), id)
+	}
+	var value []byte
+	for i, prefix := range index.keys {
+		ids := index.ids[i]
+		k = appendID(append(k[:0], prefix...), ids[0])
+		value = postingValue(value[:0], ids)
+		if err := batch.Set(k, value, nil); err != nil {
 			return err
 		}
 	}
 	b.keyBuf = k
-	value, err := encodeHead(head)
+	headValue, err := encodeHead(head)
 	if err != nil {
 		return err
 	}
-	if err := batch.Set(headKey, value, nil); err != nil {
+	if err := batch.Set(headKey, headValue, nil); err != nil {
 		return err
 	}
 	return batch.Commit(pebble.Sync)
@@ -161,7 +159,8 @@ func (b *Backend) Record(id uint64) (event.Record, bool, error) {
 }
 
 // LatestID returns the highest id up to maxID of an event with exactly
-// subject (and eventType unless it is "").
+// subject (and eventType unless it is ""): the last posting that starts at
+// or below maxID holds it.
 func (b *Backend) LatestID(subject, eventType string, maxID uint64) (uint64, bool, error) {
 	var prefix []byte
 	if eventType == "" {
@@ -169,8 +168,8 @@ func (b *Backend) LatestID(subject, eventType string, maxID uint64) (uint64, boo
 	} else {
 		prefix = subjectTypePrefix(nil, subject, eventType)
 	}
-	lower, upper := idRange(prefix, 0, maxID)
-	it, err := b.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+	_, upper := idRange(prefix, 0, maxID)
+	it, err := b.db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: upper})
 	if err != nil {
 		return 0, false, err
 	}
@@ -178,7 +177,16 @@ func (b *Backend) LatestID(subject, eventType string, maxID uint64) (uint64, boo
 	if !it.Last() {
 		return 0, false, it.Error()
 	}
-	return idOf(it.Key()), true, nil
+	ids, err := decodePosting(nil, idOf(it.Key()), it.Value())
+	if err != nil {
+		return 0, false, err
+	}
+	for i := len(ids) - 1; i >= 0; i-- {
+		if ids[i] <= maxID {
+			return ids[i], true, nil
+		}
+	}
+	return 0, false, nil
 }
 
 // SizeOnDisk returns the bytes of Pebble's files.

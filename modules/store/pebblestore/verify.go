@@ -1,23 +1,27 @@
 package pebblestore
 
 import (
-	"errors"
+	"bytes"
 	"fmt"
+	"slices"
 
 	"github.com/cockroachdb/pebble/v2"
 
+	"github.com/eventstore-service/eventstore/modules/event"
 	"github.com/eventstore-service/eventstore/modules/store"
 )
 
-// indexSpaces are the key spaces of the indexes, checked by count in Finish.
+// indexSpaces are the key spaces of the indexes.
 var indexSpaces = []byte{spaceExact, spaceTree, spaceSubjectType, spaceType}
 
-// Verifier checks that every event has its index entries and that no index
-// holds more entries than the events need. Get one with NewVerifier.
+// Verifier checks the indexes: every id in every posting names an existing
+// event that belongs under the posting's prefix, the ids of each prefix
+// strictly increase (so none appears twice), and each index holds exactly as
+// many ids as the events need.
 type Verifier struct {
 	*Backend
 	expected map[byte]uint64
-	key      []byte
+	count    uint64
 }
 
 var _ store.IndexVerifier = (*Verifier)(nil)
@@ -27,47 +31,104 @@ func NewVerifier(b *Backend) *Verifier {
 	return &Verifier{Backend: b, expected: map[byte]uint64{}}
 }
 
-// CheckEvent checks the index entries of one event.
+// CheckEvent counts the index entries the event needs.
 func (v *Verifier) CheckEvent(id uint64, subject, eventType string) error {
-	keys := [][]byte{
-		appendID(exactPrefix(nil, subject), id),
-		appendID(subjectTypePrefix(nil, subject, eventType), id),
-		appendID(typePrefix(nil, eventType), id),
-	}
-	for _, a := range ancestors(subject) {
-		keys = append(keys, appendID(treePrefix(nil, a), id))
-	}
-	for _, k := range keys {
-		_, closer, err := v.db.Get(k)
-		if errors.Is(err, pebble.ErrNotFound) {
-			return &store.CorruptionError{Detail: fmt.Sprintf("event %d (%s, %s) lacks its index entry %q", id, subject, eventType, k)}
+	v.expected[spaceExact]++
+	v.expected[spaceSubjectType]++
+	v.expected[spaceType]++
+	v.expected[spaceTree] += uint64(len(ancestors(subject)))
+	v.count = id + 1
+	return nil
+}
+
+// Finish walks every posting of every index.
+func (v *Verifier) Finish() error {
+	for _, space := range indexSpaces {
+		if err := v.checkSpace(space); err != nil {
+			return err
 		}
-		if err != nil {
-			return fmt.Errorf("read index of event %d: %w", id, err)
-		}
-		closer.Close()
-		v.expected[k[0]]++
 	}
 	return nil
 }
 
-// Finish checks that no index holds entries beyond those of the events.
-func (v *Verifier) Finish() error {
-	for _, space := range indexSpaces {
-		it, err := v.db.NewIter(&pebble.IterOptions{LowerBound: []byte{space}, UpperBound: []byte{space + 1}})
-		if err != nil {
-			return err
+func (v *Verifier) checkSpace(space byte) error {
+	it, err := v.db.NewIter(&pebble.IterOptions{LowerBound: []byte{space}, UpperBound: []byte{space + 1}})
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	var (
+		n          uint64
+		ids        []uint64
+		lastPrefix []byte
+		lastID     uint64
+	)
+	for ok := it.First(); ok; ok = it.Next() {
+		key := it.Key()
+		if len(key) < 10 {
+			return corrupt("malformed index key %q", key)
 		}
-		var n uint64
-		for ok := it.First(); ok; ok = it.Next() {
+		prefix := key[:len(key)-8]
+		if ids, err = decodePosting(ids[:0], idOf(key), it.Value()); err != nil {
+			return corrupt("index key %q: %v", key, err)
+		}
+		samePrefix := bytes.Equal(prefix, lastPrefix)
+		for i, id := range ids {
+			if id >= v.count {
+				return corrupt("index %q lists event %d beyond the log", prefix, id)
+			}
+			if (i > 0 || samePrefix) && id <= lastID {
+				return corrupt("index %q lists event %d twice or out of order", prefix, id)
+			}
+			lastID = id
+			if err := v.checkEntry(space, prefix, id); err != nil {
+				return err
+			}
 			n++
 		}
-		if err := it.Close(); err != nil {
-			return err
-		}
-		if n != v.expected[space] {
-			return &store.CorruptionError{Detail: fmt.Sprintf("index %q holds %d entries, the events need %d", space, n, v.expected[space])}
-		}
+		lastPrefix = append(lastPrefix[:0], prefix...)
+	}
+	if err := it.Error(); err != nil {
+		return err
+	}
+	if n != v.expected[space] {
+		return corrupt("index %q holds %d entries, the events need %d", []byte{space}, n, v.expected[space])
 	}
 	return nil
+}
+
+// checkEntry checks that event id belongs under prefix in space.
+func (v *Verifier) checkEntry(space byte, prefix []byte, id uint64) error {
+	r, found, err := v.Record(id)
+	if err != nil {
+		return err
+	}
+	if !found {
+		return corrupt("index %q lists the missing event %d", prefix, id)
+	}
+	f, err := event.Decode(r)
+	if err != nil {
+		return corrupt("event %d: %v", id, err)
+	}
+	var want [][]byte
+	switch space {
+	case spaceExact:
+		want = [][]byte{exactPrefix(nil, f.Subject)}
+	case spaceSubjectType:
+		want = [][]byte{subjectTypePrefix(nil, f.Subject, f.Type)}
+	case spaceType:
+		want = [][]byte{typePrefix(nil, f.Type)}
+	case spaceTree:
+		for _, a := range ancestors(f.Subject) {
+			want = append(want, treePrefix(nil, a))
+		}
+	}
+	if !slices.ContainsFunc(want, func(w []byte) bool { return bytes.Equal(w, prefix) }) {
+		return corrupt("index %q lists event %d of %s (%s), which does not belong there", prefix, id, f.Subject, f.Type)
+	}
+	return nil
+}
+
+func corrupt(format string, args ...any) error {
+	return &store.CorruptionError{Detail: fmt.Sprintf(format, args...)}
 }

@@ -78,10 +78,18 @@ func TestVerify(t *testing.T) {
 		}, "event 12 is missing"},
 		{"missing index entry", func(t *testing.T, b *Backend) {
 			must(t, b.db.Delete(appendID(treePrefix(nil, "/a/1"), 4), nil))
-		}, "event 4 (/a/1/b, io.example.thing) lacks its index entry"},
-		{"dangling index entry", func(t *testing.T, b *Backend) {
+		}, `index "t" holds 39 entries, the events need 40`},
+		{"index entry beyond the log", func(t *testing.T, b *Backend) {
 			must(t, b.db.Set(appendID(typePrefix(nil, "io.example.ghost"), 99), nil, nil))
-		}, "index 'y' holds 21 entries, the events need 20"},
+		}, "lists event 99 beyond the log"},
+		{"index entry under the wrong prefix", func(t *testing.T, b *Backend) {
+			must(t, b.db.Delete(appendID(exactPrefix(nil, "/a/1/b"), 4), nil))
+			must(t, b.db.Set(appendID(exactPrefix(nil, "/a/2/b"), 4), nil, nil))
+		}, "lists event 4 of /a/1/b (io.example.thing), which does not belong there"},
+		{"index entry listed twice", func(t *testing.T, b *Backend) {
+			// A posting of ids 3 and 4 beside the existing postings of 3 and of 4.
+			must(t, b.db.Set(appendID(typePrefix(nil, "io.example.thing"), 3), postingValue(nil, []uint64{3, 4}), nil))
+		}, "lists event 4 twice or out of order"},
 		{"head beyond the log", func(t *testing.T, b *Backend) {
 			h, _ := b.Head()
 			h.Count++

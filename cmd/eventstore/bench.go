@@ -1,0 +1,94 @@
+package main
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/eventstore-service/eventstore/modules/bench"
+)
+
+func benchCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "bench",
+		Usage: "drive the HTTP API with load and print events/s and latency percentiles",
+		Description: "Without --url, bench starts its own server (this binary, temporary data directory, free port)\n" +
+			"and also reports the server's CPU time per event and its memory.",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "url", Usage: "base URL of a running service (default: start one)"},
+			&cli.StringFlag{Name: "token", Usage: "API token of the service at --url"},
+			&cli.StringSliceFlag{Name: "scenario", Value: cli.NewStringSlice("write", "batch", "read"), Usage: "scenarios to run: write, batch, read"},
+			&cli.DurationFlag{Name: "duration", Value: 10 * time.Second, Usage: "duration of each write scenario"},
+			&cli.IntFlag{Name: "clients", Value: 64, Usage: "concurrent clients of the write scenario (one event per request)"},
+			&cli.IntFlag{Name: "batch-clients", Value: 8, Usage: "concurrent clients of the batch scenario"},
+			&cli.IntFlag{Name: "batch-size", Value: 100, Usage: "events per request of the batch scenario"},
+			&cli.IntFlag{Name: "read-events", Value: 100_000, Usage: "events of the subject the read scenario reads"},
+		},
+		Action: runBench,
+	}
+}
+
+func runBench(c *cli.Context) error {
+	target := bench.Target{URL: c.String("url"), Token: c.String("token")}
+	var server *bench.Server
+	if target.URL == "" {
+		self, err := os.Executable()
+		if err != nil {
+			return err
+		}
+		token := make([]byte, 24)
+		_, _ = rand.Read(token)
+		if server, err = bench.StartServer(self, hex.EncodeToString(token)); err != nil {
+			return cli.Exit("eventstore: bench: "+err.Error(), 1)
+		}
+		defer server.Stop()
+		target = server.Target
+		fmt.Fprintf(c.App.Writer, "server: %s (started by bench, temporary data directory)\n", target.URL)
+	}
+	out := c.App.Writer
+	report := func(r bench.Result, before bench.Usage) {
+		fmt.Fprintln(out, r)
+		if server == nil {
+			return
+		}
+		after, err := server.Usage()
+		if err != nil || r.Events == 0 {
+			return
+		}
+		cpu := after.CPU - before.CPU
+		fmt.Fprintf(out, "%-28s server CPU %6.2f s (%5.1f µs/event, %3.0f%% of one core), RSS %4d MiB, peak %4d MiB\n", "",
+			cpu.Seconds(), float64(cpu.Microseconds())/float64(r.Events), 100*cpu.Seconds()/r.Elapsed.Seconds(), after.RSS>>20, after.PeakRSS>>20)
+	}
+	usage := func() bench.Usage {
+		if server == nil {
+			return bench.Usage{}
+		}
+		u, _ := server.Usage()
+		return u
+	}
+	for _, scenario := range c.StringSlice("scenario") {
+		switch scenario {
+		case "write":
+			before := usage()
+			report(target.Write(c.Context, fmt.Sprintf("write 1/request x%d", c.Int("clients")), c.Int("clients"), 1, c.Duration("duration")), before)
+		case "batch":
+			before := usage()
+			report(target.Write(c.Context, fmt.Sprintf("write %d/request x%d", c.Int("batch-size"), c.Int("batch-clients")), c.Int("batch-clients"), c.Int("batch-size"), c.Duration("duration")), before)
+		case "read":
+			n := c.Int("read-events")
+			subject := fmt.Sprintf("/bench/read/%d", time.Now().UnixNano())
+			if err := target.Fill(c.Context, subject, n); err != nil {
+				return cli.Exit("eventstore: bench: "+err.Error(), 1)
+			}
+			before := usage()
+			report(target.Read(c.Context, fmt.Sprintf("read subject of %d", n), subject, 5), before)
+		default:
+			return usageError(fmt.Errorf("unknown scenario %q (write, batch, read)", scenario))
+		}
+	}
+	return nil
+}

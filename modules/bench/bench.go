@@ -1,0 +1,197 @@
+// Package bench is a load generator for the HTTP API: it drives write and
+// read scenarios with concurrent clients and reports throughput and latency
+// percentiles. It speaks only HTTP, so it measures what clients see.
+package bench
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Target is the service under load.
+type Target struct {
+	// URL is the base URL, e.g. http://127.0.0.1:3000.
+	URL string
+	// Token is the API token.
+	Token string
+}
+
+// Result is the outcome of one scenario.
+type Result struct {
+	Name      string
+	Requests  int64
+	Events    int64
+	Errors    int64
+	Elapsed   time.Duration
+	Latencies []time.Duration // sorted
+}
+
+// EventsPerSecond is the event throughput.
+func (r Result) EventsPerSecond() float64 { return float64(r.Events) / r.Elapsed.Seconds() }
+
+// Percentile returns the latency below which p percent of requests finished.
+func (r Result) Percentile(p float64) time.Duration {
+	if len(r.Latencies) == 0 {
+		return 0
+	}
+	i := int(float64(len(r.Latencies)-1) * p / 100)
+	return r.Latencies[i]
+}
+
+// String formats the result as one line of figures.
+func (r Result) String() string {
+	return fmt.Sprintf("%-28s %10.0f events/s %9.0f requests/s  p50 %8s  p99 %8s  errors %d",
+		r.Name, r.EventsPerSecond(), float64(r.Requests)/r.Elapsed.Seconds(),
+		r.Percentile(50).Round(time.Microsecond), r.Percentile(99).Round(time.Microsecond), r.Errors)
+}
+
+func newClient(connections int) *http.Client {
+	return &http.Client{
+		Timeout: time.Minute,
+		Transport: &http.Transport{
+			MaxIdleConns:        connections,
+			MaxIdleConnsPerHost: connections,
+			MaxConnsPerHost:     connections,
+			DisableCompression:  true,
+		},
+	}
+}
+
+// writeBody returns a write-events body of n events on subject.
+func writeBody(subject string, n int) []byte {
+	var b strings.Builder
+	b.WriteString(`{"events":[`)
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"source":"https://bench.eventstore.example","subject":%q,"type":"io.eventstore.bench.recorded","data":{"amount":%d,"currency":"EUR","customer":"c-%06d","note":"an ordinary event of a few hundred bytes","items":[{"sku":"a-1","qty":1},{"sku":"b-2","qty":3}]}}`, subject, i, i)
+	}
+	b.WriteString(`]}`)
+	return []byte(b.String())
+}
+
+func (t Target) post(ctx context.Context, client *http.Client, path string, body []byte) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.URL+path, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+t.Token)
+	req.Header.Set("Content-Type", "application/json")
+	return client.Do(req)
+}
+
+// Write runs clients that each write batch events per request for duration,
+// every client on a subject of its own, and returns the result.
+func (t Target) Write(ctx context.Context, name string, clients, batch int, duration time.Duration) Result {
+	client := newClient(clients)
+	var (
+		wg        sync.WaitGroup
+		mu        sync.Mutex
+		latencies []time.Duration
+		requests  atomic.Int64
+		errors    atomic.Int64
+	)
+	ctx, cancel := context.WithTimeout(ctx, duration)
+	defer cancel()
+	start := time.Now()
+	for c := 0; c < clients; c++ {
+		wg.Add(1)
+		go func(c int) {
+			defer wg.Done()
+			body := writeBody(fmt.Sprintf("/bench/writer-%d/client-%d", batch, c), batch)
+			own := make([]time.Duration, 0, 4096)
+			for ctx.Err() == nil {
+				begin := time.Now()
+				resp, err := t.post(ctx, client, "/api/v1/write-events", body)
+				if err != nil {
+					if ctx.Err() == nil {
+						errors.Add(1)
+					}
+					continue
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusOK {
+					if errors.Add(1) == 1 {
+						fmt.Fprintf(os.Stderr, "bench: write answered %d\n", resp.StatusCode)
+					}
+					continue
+				}
+				own = append(own, time.Since(begin))
+				requests.Add(1)
+			}
+			mu.Lock()
+			latencies = append(latencies, own...)
+			mu.Unlock()
+		}(c)
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	slices.Sort(latencies)
+	n := requests.Load()
+	return Result{Name: name, Requests: n, Events: n * int64(batch), Errors: errors.Load(), Elapsed: elapsed, Latencies: latencies}
+}
+
+// Fill writes n events on subject in batches of 1,000, interleaved with as
+// many events on other subjects, so that reading subject skips over them.
+func (t Target) Fill(ctx context.Context, subject string, n int) error {
+	client := newClient(2)
+	own, other := writeBody(subject, 1000), writeBody(subject+"-neighbour", 1000)
+	for written := 0; written < n; written += 1000 {
+		for _, body := range [][]byte{own, other} {
+			resp, err := t.post(ctx, client, "/api/v1/write-events", body)
+			if err != nil {
+				return err
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				return fmt.Errorf("fill: status %d", resp.StatusCode)
+			}
+		}
+	}
+	return nil
+}
+
+// Read reads subject rounds times with read-events and returns the result;
+// every round is one request, its latency the time to the last line.
+func (t Target) Read(ctx context.Context, name, subject string, rounds int) Result {
+	client := newClient(1)
+	body := []byte(fmt.Sprintf(`{"subject":%q}`, subject))
+	res := Result{Name: name}
+	buf := make([]byte, 256<<10)
+	start := time.Now()
+	for i := 0; i < rounds; i++ {
+		begin := time.Now()
+		resp, err := t.post(ctx, client, "/api/v1/read-events", body)
+		if err != nil {
+			res.Errors++
+			continue
+		}
+		var lines int64
+		for {
+			n, err := resp.Body.Read(buf)
+			lines += int64(bytes.Count(buf[:n], []byte{'\n'}))
+			if err != nil {
+				break
+			}
+		}
+		resp.Body.Close()
+		res.Requests++
+		res.Events += lines
+		res.Latencies = append(res.Latencies, time.Since(begin))
+	}
+	res.Elapsed = time.Since(start)
+	slices.Sort(res.Latencies)
+	return res
+}

@@ -1,0 +1,117 @@
+package bench
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Server is an eventstore process started for a benchmark.
+type Server struct {
+	cmd    *exec.Cmd
+	Target Target
+}
+
+// StartServer runs binary with a temporary data directory on a free port
+// and waits until it is running. extra flags are appended.
+func StartServer(binary, token string, extra ...string) (*Server, error) {
+	args := append([]string{"run", "--api-token=" + token, "--data-directory-temporary", "--http-enabled",
+		"--https-enabled=false", "--http-port=0", "--log-level=warn"}, extra...)
+	cmd := exec.Command(binary, args...)
+	cmd.Stderr = os.Stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	// The running entry is INFO; read it through a second logger level by
+	// asking the log for it: warn hides it, so look for the listener instead.
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	found := make(chan string, 1)
+	go func() {
+		scanner := bufio.NewScanner(stdout)
+		for scanner.Scan() {
+			var entry struct {
+				Message string `json:"message"`
+				Port    int    `json:"port"`
+			}
+			if json.Unmarshal(scanner.Bytes(), &entry) == nil && entry.Message == "plain HTTP enabled" {
+				found <- strconv.Itoa(entry.Port)
+			}
+		}
+	}()
+	select {
+	case port := <-found:
+		s := &Server{cmd: cmd, Target: Target{URL: "http://127.0.0.1:" + port, Token: token}}
+		return s, s.waitReady()
+	case <-time.After(30 * time.Second):
+		_ = cmd.Process.Kill()
+		return nil, fmt.Errorf("server did not start within 30 s")
+	}
+}
+
+func (s *Server) waitReady() error {
+	client := newClient(1)
+	for i := 0; i < 300; i++ {
+		resp, err := client.Get(s.Target.URL + "/api/v1/ping")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return nil
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return fmt.Errorf("server not ready")
+}
+
+// Stop ends the server with SIGTERM and waits for it.
+func (s *Server) Stop() error {
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	return s.cmd.Wait()
+}
+
+// Usage is the resource use of the server process so far.
+type Usage struct {
+	// CPU is user plus system time.
+	CPU time.Duration
+	// RSS and PeakRSS are the resident set size now and at its highest, in bytes.
+	RSS, PeakRSS int64
+}
+
+// Usage reads the server's resource use from /proc.
+func (s *Server) Usage() (Usage, error) {
+	pid := s.cmd.Process.Pid
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return Usage{}, err
+	}
+	// Fields after the command name (which is in parentheses): utime is the
+	// 14th field of the line, stime the 15th, in clock ticks of 1/100 s.
+	fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+2:]))
+	utime, _ := strconv.ParseInt(fields[11], 10, 64)
+	stime, _ := strconv.ParseInt(fields[12], 10, 64)
+	u := Usage{CPU: time.Duration(utime+stime) * 10 * time.Millisecond}
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return Usage{}, err
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		key, value, _ := strings.Cut(line, ":")
+		kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(value), " kB"), 10, 64)
+		switch key {
+		case "VmRSS":
+			u.RSS = kb << 10
+		case "VmHWM":
+			u.PeakRSS = kb << 10
+		}
+	}
+	return u, nil
+}

@@ -1,0 +1,93 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/eventstore-service/eventstore/modules/event"
+	"github.com/eventstore-service/eventstore/modules/store"
+)
+
+var benchData = []byte(`{"amount":42,"currency":"EUR","customer":"c-000042","note":"an ordinary event of a few hundred bytes","items":[{"sku":"a-1","qty":1},{"sku":"b-2","qty":3}]}`)
+
+// BenchmarkWriteSingle measures durable writes of one event per request
+// from 64 concurrent writers (group commit gathers them).
+func BenchmarkWriteSingle(b *testing.B) {
+	s := openStore(b, b.TempDir(), nil)
+	defer closeStore(b, s)
+	b.SetParallelism(32) // × GOMAXPROCS goroutines
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		c := []event.Candidate{{Source: "https://bench", Subject: "/bench/single", Type: "io.example.bench", Data: benchData}}
+		for pb.Next() {
+			if _, err := s.Write(context.Background(), c, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
+}
+
+// BenchmarkWriteBatch100 measures durable writes of 100 events per request
+// from 8 concurrent writers.
+func BenchmarkWriteBatch100(b *testing.B) {
+	s := openStore(b, b.TempDir(), nil)
+	defer closeStore(b, s)
+	batch := make([]event.Candidate, 100)
+	for i := range batch {
+		batch[i] = event.Candidate{Source: "https://bench", Subject: fmt.Sprintf("/bench/batch/%d", i%10), Type: "io.example.bench", Data: benchData}
+	}
+	b.SetParallelism(4)
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := s.Write(context.Background(), batch, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.ReportMetric(float64(b.N*len(batch))/b.Elapsed().Seconds(), "events/s")
+}
+
+// BenchmarkReadSubject measures reading one subject of 100,000 events that
+// are interleaved with as many events of other subjects.
+func BenchmarkReadSubject(b *testing.B) {
+	s := openStore(b, b.TempDir(), nil)
+	defer closeStore(b, s)
+	const n = 100_000
+	batch := make([]event.Candidate, 1000)
+	for written := 0; written < 2*n; written += len(batch) {
+		for i := range batch {
+			subject := "/bench/read"
+			if i%2 == 1 {
+				subject = fmt.Sprintf("/bench/other/%d", i%7)
+			}
+			batch[i] = event.Candidate{Source: "https://bench", Subject: subject, Type: "io.example.bench", Data: benchData}
+		}
+		if _, err := s.Write(context.Background(), batch, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	emitter := event.NewEmitter(nil)
+	var line []byte
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		it, err := s.Read(store.ReadOptions{Subject: "/bench/read"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		count := 0
+		for it.Next() {
+			line = emitter.Append(line[:0], it.Record())
+			count++
+		}
+		if err := it.Close(); err != nil || count != n {
+			b.Fatalf("read %d events: %v", count, err)
+		}
+	}
+	b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds(), "events/s")
+}

@@ -1,0 +1,160 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/eventstore-service/eventstore/modules/event"
+	"github.com/eventstore-service/eventstore/modules/store"
+)
+
+var (
+	modelSubjects = []string{"/", "/a", "/a/b", "/a/b/c", "/a-b", "/a/c", "/b", "/b/x/y"}
+	modelTypes    = []string{"io.example.one", "io.example.two", "io.example.three"}
+	querySubjects = append(slices.Clone(modelSubjects), "/a/b/c/d", "/z", "/a/b/cc", "/b/x")
+)
+
+type modelEvent struct {
+	id            uint64
+	subject, kind string
+}
+
+// within reports whether subject is base or below it, by segments.
+func within(base, subject string) bool {
+	return base == "/" || subject == base || strings.HasPrefix(subject, base+"/")
+}
+
+// TestReadMatchesModel writes random events in random batches from
+// concurrent writers, so that group commits mix requests and postings hold
+// many ids, and compares hundreds of random reads with a naive model.
+func TestReadMatchesModel(t *testing.T) {
+	for seed := uint64(1); seed <= 4; seed++ {
+		t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(seed, 99))
+			s := openStore(t, t.TempDir(), nil)
+			defer closeStore(t, s)
+
+			var (
+				mu    sync.Mutex
+				model []modelEvent
+				wg    sync.WaitGroup
+				errs  = make(chan error, 8)
+				seeds = []uint64{rng.Uint64(), rng.Uint64(), rng.Uint64(), rng.Uint64()}
+			)
+			for w := range seeds {
+				wg.Add(1)
+				go func(r *rand.Rand) {
+					defer wg.Done()
+					for b := 0; b < 40; b++ {
+						batch := make([]event.Candidate, 1+r.IntN(12))
+						for i := range batch {
+							batch[i] = candidate(modelSubjects[r.IntN(len(modelSubjects))], modelTypes[r.IntN(len(modelTypes))], `{}`)
+						}
+						records, err := s.Write(context.Background(), batch, nil)
+						if err != nil {
+							errs <- err
+							return
+						}
+						mu.Lock()
+						for i, rec := range records {
+							model = append(model, modelEvent{rec.ID, batch[i].Subject, batch[i].Type})
+						}
+						mu.Unlock()
+					}
+				}(rand.New(rand.NewPCG(seeds[w], 1)))
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				t.Fatal(err)
+			}
+			slices.SortFunc(model, func(a, b modelEvent) int { return int(a.id) - int(b.id) })
+			n := uint64(len(model))
+
+			for q := 0; q < 400; q++ {
+				opts := store.ReadOptions{
+					Subject:    querySubjects[rng.IntN(len(querySubjects))],
+					Recursive:  rng.IntN(2) == 0,
+					Descending: rng.IntN(2) == 0,
+				}
+				bound := func() *store.Bound {
+					if rng.IntN(3) == 0 {
+						return nil
+					}
+					return &store.Bound{ID: rng.Uint64N(n + 5), Inclusive: rng.IntN(2) == 0}
+				}
+				opts.Lower, opts.Upper = bound(), bound()
+				if rng.IntN(3) == 0 {
+					opts.FromLatest = &store.FromLatest{
+						Subject:        querySubjects[rng.IntN(len(querySubjects))],
+						Type:           modelTypes[rng.IntN(len(modelTypes))],
+						ReadEverything: rng.IntN(2) == 0,
+					}
+				}
+				it, err := s.Read(opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := ids(t, it)
+				if want := modelRead(model, opts); got != want {
+					t.Fatalf("query %d %+v (lower %v upper %v from %v):\n got %s\nwant %s", q, opts, opts.Lower, opts.Upper, opts.FromLatest, got, want)
+				}
+			}
+
+			for _, subject := range querySubjects {
+				for _, kind := range append([]string{""}, modelTypes...) {
+					got, found, err := s.LatestID(subject, kind)
+					if err != nil {
+						t.Fatal(err)
+					}
+					want, wantFound := modelLatest(model, subject, kind, n)
+					if found != wantFound || got != want {
+						t.Fatalf("LatestID(%s, %q) = %d %v, want %d %v", subject, kind, got, found, want, wantFound)
+					}
+				}
+			}
+		})
+	}
+}
+
+func modelLatest(model []modelEvent, subject, kind string, limit uint64) (uint64, bool) {
+	for i := len(model) - 1; i >= 0; i-- {
+		e := model[i]
+		if e.id < limit && e.subject == subject && (kind == "" || e.kind == kind) {
+			return e.id, true
+		}
+	}
+	return 0, false
+}
+
+// modelRead applies the read semantics of api.md §4.4 to the model.
+func modelRead(model []modelEvent, opts store.ReadOptions) string {
+	lowest := uint64(0)
+	if opts.FromLatest != nil {
+		id, found := modelLatest(model, opts.FromLatest.Subject, opts.FromLatest.Type, uint64(len(model)))
+		if !found && !opts.FromLatest.ReadEverything {
+			return ""
+		}
+		if found {
+			lowest = id
+		}
+	}
+	var out []string
+	for _, e := range model {
+		subjectOK := e.subject == opts.Subject || (opts.Recursive && within(opts.Subject, e.subject))
+		lowerOK := opts.Lower == nil || e.id > opts.Lower.ID || (opts.Lower.Inclusive && e.id == opts.Lower.ID)
+		upperOK := opts.Upper == nil || e.id < opts.Upper.ID || (opts.Upper.Inclusive && e.id == opts.Upper.ID)
+		if subjectOK && lowerOK && upperOK && e.id >= lowest {
+			out = append(out, fmt.Sprint(e.id))
+		}
+	}
+	if opts.Descending {
+		slices.Reverse(out)
+	}
+	return strings.Join(out, ",")
+}

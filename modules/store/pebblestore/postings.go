@@ -1,0 +1,61 @@
+package pebblestore
+
+import (
+	"encoding/binary"
+	"fmt"
+)
+
+// Index entries are postings: one key per index prefix and group commit,
+// <prefix> <first id>, whose value lists the other ids of the group under
+// that prefix as uvarint deltas (empty when the group had one). The ids of
+// one group commit are contiguous and precede those of the next, so
+// postings sorted by first id hold all ids of a prefix in ascending order,
+// and a posting's ids all lie below the next posting's first id.
+
+// postingValue encodes ids[1:] as deltas; ids ascend and ids[0] is in the key.
+func postingValue(dst []byte, ids []uint64) []byte {
+	for i := 1; i < len(ids); i++ {
+		dst = binary.AppendUvarint(dst, ids[i]-ids[i-1])
+	}
+	return dst
+}
+
+// decodePosting appends the ids of the posting with first id and value to dst.
+func decodePosting(dst []uint64, first uint64, value []byte) ([]uint64, error) {
+	dst = append(dst, first)
+	id := first
+	for len(value) > 0 {
+		delta, n := binary.Uvarint(value)
+		if n <= 0 || delta == 0 {
+			return dst, fmt.Errorf("malformed posting of id %d", first)
+		}
+		id += delta
+		dst = append(dst, id)
+		value = value[n:]
+	}
+	return dst, nil
+}
+
+// postings collects the postings of one commit, keyed by index prefix, in
+// the order the prefixes first appear.
+type postings struct {
+	index map[string]int
+	keys  []string
+	ids   [][]uint64
+}
+
+func newPostings() *postings {
+	return &postings{index: map[string]int{}}
+}
+
+// add records id under prefix; ids must be added in ascending order.
+func (p *postings) add(prefix []byte, id uint64) {
+	if i, ok := p.index[string(prefix)]; ok {
+		p.ids[i] = append(p.ids[i], id)
+		return
+	}
+	key := string(prefix)
+	p.index[key] = len(p.keys)
+	p.keys = append(p.keys, key)
+	p.ids = append(p.ids, []uint64{id})
+}
