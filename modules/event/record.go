@@ -5,6 +5,8 @@ import (
 	"encoding/hex"
 	"strconv"
 	"time"
+
+	"github.com/eventstore-service/eventstore/modules/jsonscan"
 )
 
 // SpecVersion and DataContentType are the constant fields of every event.
@@ -110,18 +112,18 @@ func Seal(buf []byte, c Candidate, id uint64, eventTime time.Time, predecessorHa
 
 	start := len(buf)
 	buf = append(buf, `{"source":`...)
-	buf = AppendString(buf, c.Source)
+	buf = jsonscan.AppendString(buf, c.Source)
 	buf = append(buf, `,"subject":`...)
-	buf = AppendString(buf, c.Subject)
+	buf = jsonscan.AppendString(buf, c.Subject)
 	buf = append(buf, `,"type":`...)
-	buf = AppendString(buf, c.Type)
+	buf = jsonscan.AppendString(buf, c.Type)
 	if c.TraceParent != "" {
 		buf = append(buf, `,"traceparent":`...)
-		buf = AppendString(buf, c.TraceParent)
+		buf = jsonscan.AppendString(buf, c.TraceParent)
 	}
 	if c.TraceState != "" {
 		buf = append(buf, `,"tracestate":`...)
-		buf = AppendString(buf, c.TraceState)
+		buf = jsonscan.AppendString(buf, c.TraceState)
 	}
 	buf = append(buf, `,"specversion":"1.0","id":"`...)
 	buf = append(buf, idText...)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/eventstore-service/eventstore/modules/event"
 	"github.com/eventstore-service/eventstore/modules/httpkit"
+	"github.com/eventstore-service/eventstore/modules/jsonscan"
 	"github.com/eventstore-service/eventstore/modules/store"
 )
 
@@ -32,9 +33,12 @@ func TestDecodeWriteErrors(t *testing.T) {
 		{"empty body", ``, "invalid request: events must contain at least one event"},
 		{"null", `null`, "invalid request: events must contain at least one event"},
 		{"no events", `{"events":[]}`, "invalid request: events must contain at least one event"},
-		{"malformed", `{"events":[`, "invalid request: malformed JSON: unexpected end of JSON input"},
-		{"wrong type", `{"events":{}}`, "invalid request: malformed JSON: cannot unmarshal object into Go struct field writeBody.events of type []eventapi.wireCandidate"},
-		{"trailing data", `{"events":[]} {}`, "invalid request: malformed JSON: invalid character '{' after top-level value"},
+		{"malformed", `{"events":[`, "invalid request: malformed JSON: unexpected end of JSON input where a value was expected at offset 11"},
+		{"wrong type", `{"events":{}}`, "invalid request: malformed JSON: expected an array at offset 10"},
+		{"wrong field type", `{"events":[{"source":5}]}`, "invalid request: malformed JSON: expected a string at offset 21"},
+		{"trailing data", `{"events":[]} {}`, "invalid request: malformed JSON: invalid character '{' after top-level value at offset 14"},
+		{"syntax error after a bad event", `{"events":[{"source":"bad"},{"source":}]}`, "invalid request: malformed JSON: invalid character '}' where a value was expected at offset 38"},
+		{"bad data after bad source", `{"events":[{"source":"bad","data":{"n":1e999}}]}`, "invalid source: 'bad'"},
 		{"too many", `{"events":[` + strings.Repeat(validEvent+",", 10_000) + validEvent + `]}`, "invalid request: too many events: 10001 exceeds the limit of 10000"},
 		{"too deep", `{"events":[{"data":` + strings.Repeat(`{"a":`, 63) + `1` + strings.Repeat(`}`, 63) + `}]}`, "invalid request: JSON nesting depth exceeds the limit of 64"},
 		{"bad source first", withEvent(`"source":"my-app","subject":"test","type":""`), "invalid source: 'my-app'"},
@@ -139,6 +143,9 @@ func FuzzDecodeWrite(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		candidates, preconditions, err := DecodeWrite(body, 4096)
+		if trimmed := strings.TrimSpace(string(body)); err == nil && trimmed != "" && !json.Valid(body) {
+			t.Fatalf("accepted invalid JSON %q", body)
+		}
 		if err != nil {
 			var apiErr *httpkit.Error
 			if !errors.As(err, &apiErr) || apiErr.Status != 400 || strings.Contains(apiErr.Message, "\n") {
@@ -156,7 +163,7 @@ func FuzzDecodeWrite(f *testing.F) {
 			if (c.TraceState != "" && c.TraceParent == "") || (c.TraceParent != "" && !event.ValidTraceParent(c.TraceParent)) {
 				t.Fatalf("invalid trace context accepted: %+v", c)
 			}
-			again, err := event.Canonicalize(c.Data)
+			again, err := jsonscan.Canonicalize(c.Data)
 			if err != nil || string(again) != string(c.Data) || !json.Valid(c.Data) {
 				t.Fatalf("data not canonical: %s", c.Data)
 			}

@@ -5,8 +5,8 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/eventstore-service/eventstore/modules/event"
 	"github.com/eventstore-service/eventstore/modules/httpkit"
+	"github.com/eventstore-service/eventstore/modules/jsonscan"
 	"github.com/eventstore-service/eventstore/modules/store"
 )
 
@@ -123,7 +123,7 @@ func (a *API) readSubjects(w http.ResponseWriter, r *http.Request) {
 		if r.Context().Err() != nil {
 			break
 		}
-		payload = event.AppendString(append(payload[:0], `{"subject":`...), it.Value())
+		payload = jsonscan.AppendString(append(payload[:0], `{"subject":`...), it.Value())
 		if err := stream.Line("subject", append(payload, '}')); err != nil {
 			break
 		}

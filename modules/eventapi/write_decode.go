@@ -1,30 +1,28 @@
 package eventapi
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strings"
 
 	"github.com/eventstore-service/eventstore/modules/event"
 	"github.com/eventstore-service/eventstore/modules/httpkit"
+	"github.com/eventstore-service/eventstore/modules/jsonscan"
 	"github.com/eventstore-service/eventstore/modules/store"
 )
 
 // MaxEventsPerWrite is the most events one write-events request may carry.
 const MaxEventsPerWrite = 10_000
 
-type writeBody struct {
-	Events        []wireCandidate    `json:"events"`
-	Preconditions []wirePrecondition `json:"preconditions"`
-}
-
-type wireCandidate struct {
-	Source      string          `json:"source"`
-	Subject     string          `json:"subject"`
-	Type        string          `json:"type"`
-	Data        json.RawMessage `json:"data"`
-	TraceParent *string         `json:"traceparent"`
-	TraceState  *string         `json:"tracestate"`
+// scannedCandidate is an event of a request as read, before validation:
+// data already in canonical form, or the reason it is not.
+type scannedCandidate struct {
+	source, subject, eventType string
+	data                       []byte
+	dataErr                    error
+	traceParent, traceState    string
 }
 
 type wirePrecondition struct {
@@ -39,73 +37,175 @@ type preconditionPayload struct {
 }
 
 // DecodeWrite turns a write-events body into validated candidates, with
-// canonical data, and preconditions. Problems are reported in the order of
-// api.md: JSON decoding, limits, each event's fields in order, then the
-// preconditions.
+// canonical data, and preconditions. It reads the body in one pass (the
+// envelope and every event's data, canonicalized on the way) and then
+// reports problems in the order of api.md: JSON decoding, limits, each
+// event's fields in order, then the preconditions.
 func DecodeWrite(body []byte, maxEventSize int64) ([]event.Candidate, []store.Precondition, error) {
-	var req writeBody
-	if err := httpkit.DecodeJSON(body, &req); err != nil {
+	scanned, rawPreconditions, err := scanWrite(body)
+	if err != nil {
 		return nil, nil, err
 	}
-	switch n := len(req.Events); {
+	switch n := len(scanned); {
 	case n == 0:
 		return nil, nil, badRequest("invalid request: events must contain at least one event")
 	case n > MaxEventsPerWrite:
 		return nil, nil, badRequest("invalid request: too many events: %d exceeds the limit of %d", n, MaxEventsPerWrite)
 	}
-	candidates := make([]event.Candidate, len(req.Events))
-	for i, e := range req.Events {
-		c, err := decodeCandidate(e, maxEventSize)
-		if err != nil {
+	candidates := make([]event.Candidate, len(scanned))
+	for i := range scanned {
+		if err := validateCandidate(&scanned[i], maxEventSize); err != nil {
 			return nil, nil, err
 		}
-		candidates[i] = c
+		s := &scanned[i]
+		candidates[i] = event.Candidate{Source: s.source, Subject: s.subject, Type: s.eventType, Data: s.data, TraceParent: s.traceParent, TraceState: s.traceState}
 	}
-	preconditions := make([]store.Precondition, 0, len(req.Preconditions))
-	for _, p := range req.Preconditions {
-		pc, err := decodePrecondition(p)
-		if err != nil {
-			return nil, nil, err
-		}
-		preconditions = append(preconditions, pc)
+	preconditions, err := decodePreconditions(rawPreconditions)
+	if err != nil {
+		return nil, nil, err
 	}
 	return candidates, preconditions, nil
 }
 
-func decodeCandidate(e wireCandidate, maxEventSize int64) (event.Candidate, error) {
+// scanWrite reads the envelope {"events":[...],"preconditions":[...]}
+// leniently (empty body or null is {}, keys match case-insensitively,
+// unknown keys are skipped, the last of duplicate keys wins).
+func scanWrite(body []byte) ([]scannedCandidate, []byte, error) {
+	body = bytes.TrimSpace(body)
+	if len(body) == 0 || string(body) == "null" {
+		body = []byte("{}")
+	}
+	if err := httpkit.CheckDepth(body); err != nil {
+		return nil, nil, err
+	}
+	sc := jsonscan.New(body)
+	var (
+		events        []scannedCandidate
+		preconditions []byte
+	)
+	err := sc.Object(func(key string) error {
+		switch {
+		case strings.EqualFold(key, "events"):
+			events = events[:0]
+			if null, err := sc.Null(); null || err != nil {
+				return err
+			}
+			return sc.Array(func() error {
+				c, err := scanCandidate(sc)
+				events = append(events, c)
+				return err
+			})
+		case strings.EqualFold(key, "preconditions"):
+			raw, err := sc.Raw()
+			preconditions = raw
+			return err
+		}
+		return sc.Skip()
+	})
+	if err == nil {
+		err = sc.End()
+	}
+	if err != nil {
+		return nil, nil, malformed(err)
+	}
+	return events, preconditions, nil
+}
+
+func scanCandidate(sc *jsonscan.Scanner) (scannedCandidate, error) {
+	var c scannedCandidate
+	if null, err := sc.Null(); null || err != nil {
+		return c, err
+	}
+	err := sc.Object(func(key string) error {
+		var (
+			field *string
+			err   error
+		)
+		switch {
+		case strings.EqualFold(key, "source"):
+			field = &c.source
+		case strings.EqualFold(key, "subject"):
+			field = &c.subject
+		case strings.EqualFold(key, "type"):
+			field = &c.eventType
+		case strings.EqualFold(key, "traceparent"):
+			field = &c.traceParent
+		case strings.EqualFold(key, "tracestate"):
+			field = &c.traceState
+		case strings.EqualFold(key, "data"):
+			c.data, c.dataErr, err = scanData(sc)
+			return err
+		default:
+			return sc.Skip()
+		}
+		*field, _, err = sc.String()
+		return err
+	})
+	return c, err
+}
+
+// scanData reads an event's data value: an object becomes canonical bytes;
+// a number out of range or a value other than an object is remembered as
+// dataErr, for validation to report in field order.
+func scanData(sc *jsonscan.Scanner) (data []byte, dataErr, err error) {
+	if sc.Peek() != jsonscan.KindObject {
+		return nil, jsonscan.ErrNotObject, sc.Skip()
+	}
+	start := sc.Offset()
+	data, err = sc.Canonical(nil)
+	var rangeErr *jsonscan.RangeError
+	if errors.As(err, &rangeErr) {
+		// Read the value again for its syntax only, to go on past it.
+		rest := jsonscan.New(sc.Rest(start))
+		if err := rest.Skip(); err != nil {
+			return nil, nil, err
+		}
+		sc.Advance(start + rest.Offset())
+		return nil, rangeErr, nil
+	}
+	return data, nil, err
+}
+
+func validateCandidate(c *scannedCandidate, maxEventSize int64) error {
 	switch {
-	case !event.ValidSource(e.Source):
-		return event.Candidate{}, badRequest("invalid source: '%s'", e.Source)
-	case !event.ValidSubject(e.Subject):
-		return event.Candidate{}, badRequest("invalid subject: '%s'", e.Subject)
-	case !event.ValidType(e.Type):
-		return event.Candidate{}, badRequest("invalid event type: '%s'", e.Type)
+	case !event.ValidSource(c.source):
+		return badRequest("invalid source: '%s'", c.source)
+	case !event.ValidSubject(c.subject):
+		return badRequest("invalid subject: '%s'", c.subject)
+	case !event.ValidType(c.eventType):
+		return badRequest("invalid event type: '%s'", c.eventType)
+	case errors.Is(c.dataErr, jsonscan.ErrNotObject) || (c.data == nil && c.dataErr == nil):
+		return badRequest("invalid data: data must be a JSON object")
+	case c.dataErr != nil:
+		return badRequest("invalid data: %v", c.dataErr)
+	case int64(len(c.data)) > maxEventSize:
+		return badRequest("invalid data: event data exceeds the limit of %d bytes", maxEventSize)
+	case c.traceParent != "" && !event.ValidTraceParent(c.traceParent):
+		return badRequest("invalid traceparent: '%s'", c.traceParent)
+	case c.traceState != "" && c.traceParent == "":
+		return badRequest("invalid tracestate: tracestate requires traceparent")
+	case len(c.traceState) > event.MaxTraceStateLength:
+		return badRequest("invalid tracestate: longer than %d bytes", event.MaxTraceStateLength)
 	}
-	data, err := event.Canonicalize(e.Data)
-	switch {
-	case errors.Is(err, event.ErrNotObject) || len(e.Data) == 0:
-		return event.Candidate{}, badRequest("invalid data: data must be a JSON object")
-	case err != nil:
-		return event.Candidate{}, badRequest("invalid data: %v", err)
-	case int64(len(data)) > maxEventSize:
-		return event.Candidate{}, badRequest("invalid data: event data exceeds the limit of %d bytes", maxEventSize)
+	return nil
+}
+
+func decodePreconditions(raw []byte) ([]store.Precondition, error) {
+	var wire []wirePrecondition
+	if len(raw) > 0 {
+		if err := json.Unmarshal(raw, &wire); err != nil {
+			return nil, badRequest("invalid request: malformed JSON: %s", strings.TrimPrefix(err.Error(), "json: "))
+		}
 	}
-	c := event.Candidate{Source: e.Source, Subject: e.Subject, Type: e.Type, Data: data}
-	if e.TraceParent != nil {
-		c.TraceParent = *e.TraceParent
+	preconditions := make([]store.Precondition, 0, len(wire))
+	for _, p := range wire {
+		pc, err := decodePrecondition(p)
+		if err != nil {
+			return nil, err
+		}
+		preconditions = append(preconditions, pc)
 	}
-	if e.TraceState != nil {
-		c.TraceState = *e.TraceState
-	}
-	switch {
-	case c.TraceParent != "" && !event.ValidTraceParent(c.TraceParent):
-		return event.Candidate{}, badRequest("invalid traceparent: '%s'", c.TraceParent)
-	case c.TraceState != "" && c.TraceParent == "":
-		return event.Candidate{}, badRequest("invalid tracestate: tracestate requires traceparent")
-	case len(c.TraceState) > event.MaxTraceStateLength:
-		return event.Candidate{}, badRequest("invalid tracestate: longer than %d bytes", event.MaxTraceStateLength)
-	}
-	return c, nil
+	return preconditions, nil
 }
 
 func decodePrecondition(p wirePrecondition) (store.Precondition, error) {
@@ -123,7 +223,7 @@ func decodePrecondition(p wirePrecondition) (store.Precondition, error) {
 	}
 	var payload preconditionPayload
 	if err := json.Unmarshal(p.Payload, &payload); err != nil {
-		return store.Precondition{}, badRequest("invalid precondition: malformed payload: %v", err)
+		return store.Precondition{}, badRequest("invalid precondition: malformed payload: %s", strings.TrimPrefix(err.Error(), "json: "))
 	}
 	if p.Type == "isEventQlQueryTrue" {
 		return store.Precondition{}, badRequest("invalid precondition: isEventQlQueryTrue is not supported yet")
@@ -141,6 +241,14 @@ func decodePrecondition(p wirePrecondition) (store.Precondition, error) {
 		pc.EventID = id
 	}
 	return pc, nil
+}
+
+func malformed(err error) *httpkit.Error {
+	var apiErr *httpkit.Error
+	if errors.As(err, &apiErr) {
+		return apiErr
+	}
+	return badRequest("invalid request: malformed JSON: %v", err)
 }
 
 func deref(s *string) string {

@@ -36,11 +36,19 @@ func DecodeJSON(body []byte, v any) error {
 	if len(trimmed) == 0 || string(trimmed) == "null" {
 		trimmed = []byte("{}")
 	}
-	if depth(trimmed) > MaxDepth {
-		return Errorf(http.StatusBadRequest, "invalid request: JSON nesting depth exceeds the limit of %d", MaxDepth)
+	if err := CheckDepth(trimmed); err != nil {
+		return err
 	}
 	if err := json.Unmarshal(trimmed, v); err != nil {
 		return Errorf(http.StatusBadRequest, "invalid request: malformed JSON: %s", strings.TrimPrefix(err.Error(), "json: "))
+	}
+	return nil
+}
+
+// CheckDepth returns a 400 error when raw nests deeper than MaxDepth.
+func CheckDepth(raw []byte) error {
+	if depth(raw) > MaxDepth {
+		return Errorf(http.StatusBadRequest, "invalid request: JSON nesting depth exceeds the limit of %d", MaxDepth)
 	}
 	return nil
 }

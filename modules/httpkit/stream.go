@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/eventstore-service/eventstore/modules/event"
+	"github.com/eventstore-service/eventstore/modules/jsonscan"
 )
 
 // LineWriteTimeout is the time each NDJSON line has to reach the client.
@@ -47,6 +47,6 @@ func (s *Stream) Line(lineType string, payload []byte) error {
 
 // Error writes the final error line of a stream.
 func (s *Stream) Error(message string) {
-	payload := event.AppendString([]byte(`{"error":`), message)
+	payload := jsonscan.AppendString([]byte(`{"error":`), message)
 	_ = s.Line("error", append(payload, '}'))
 }

@@ -1,4 +1,9 @@
-package event
+// Package jsonscan reads JSON in one pass without reflection: a Scanner
+// walks objects, arrays and strings, skips values, and writes any value in
+// canonical form (compact, keys sorted, numbers and strings normalized as
+// Go's encoding/json writes them). The hot paths of the API decode requests
+// with it.
+package jsonscan
 
 import (
 	"bytes"
@@ -11,8 +16,28 @@ import (
 	"unicode/utf8"
 )
 
-// ErrNotObject reports event data that is not a JSON object.
+// ErrNotObject reports a value that is not the JSON object expected.
 var ErrNotObject = errors.New("data must be a JSON object")
+
+// RangeError reports a number outside the range of float64.
+type RangeError struct {
+	// Literal is the number as written.
+	Literal string
+}
+
+// Error describes the number.
+func (e *RangeError) Error() string { return "number " + e.Literal + " is out of range" }
+
+// SyntaxError reports malformed JSON.
+type SyntaxError struct {
+	// Offset is the byte offset of the problem.
+	Offset int
+	// Msg describes it.
+	Msg string
+}
+
+// Error describes the problem and where it is.
+func (e *SyntaxError) Error() string { return fmt.Sprintf("%s at offset %d", e.Msg, e.Offset) }
 
 // maxCanonicalDepth bounds the nesting the encoder follows; requests are
 // limited to far less before they get here.
@@ -22,35 +47,36 @@ const maxCanonicalDepth = 1000
 // object keys sorted by byte order (the last of duplicate keys wins), integer
 // literals with every digit kept, other numbers written as Go writes a
 // float64, strings escaped as Go's encoding/json escapes them (HTML-safe,
-// U+2028 and U+2029 escaped, invalid UTF-8 replaced by U+FFFD). These bytes
-// are hashed, stored and emitted unchanged everywhere.
+// U+2028 and U+2029 escaped, invalid UTF-8 replaced by U+FFFD).
 func Canonicalize(raw []byte) ([]byte, error) {
-	c := canonicalizer{in: raw}
+	c := New(raw)
 	c.space()
 	if c.pos >= len(c.in) || c.in[c.pos] != '{' {
 		return nil, ErrNotObject
 	}
-	out, err := c.value(make([]byte, 0, len(raw)), 0)
+	out, err := c.Canonical(make([]byte, 0, len(raw)))
 	if err != nil {
 		return nil, err
 	}
-	c.space()
-	if c.pos != len(c.in) {
-		return nil, c.syntaxError("after the object")
+	if err := c.End(); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
 
-type canonicalizer struct {
-	in  []byte
-	pos int
+// Canonical appends the canonical form of the next value to out.
+func (c *Scanner) Canonical(out []byte) ([]byte, error) {
+	return c.value(out, 0)
 }
 
-func (c *canonicalizer) syntaxError(where string) error {
-	return fmt.Errorf("invalid JSON at offset %d %s", c.pos, where)
+func (c *Scanner) syntaxError(where string) error {
+	if c.pos >= len(c.in) {
+		return &SyntaxError{Offset: c.pos, Msg: "unexpected end of JSON input " + where}
+	}
+	return &SyntaxError{Offset: c.pos, Msg: fmt.Sprintf("invalid character %q %s", c.in[c.pos], where)}
 }
 
-func (c *canonicalizer) space() {
+func (c *Scanner) space() {
 	for c.pos < len(c.in) {
 		switch c.in[c.pos] {
 		case ' ', '\t', '\n', '\r':
@@ -61,9 +87,9 @@ func (c *canonicalizer) space() {
 	}
 }
 
-func (c *canonicalizer) value(out []byte, depth int) ([]byte, error) {
+func (c *Scanner) value(out []byte, depth int) ([]byte, error) {
 	if depth > maxCanonicalDepth {
-		return nil, errors.New("JSON nested too deeply")
+		return nil, &SyntaxError{Offset: c.pos, Msg: "JSON nested too deeply"}
 	}
 	c.space()
 	if c.pos >= len(c.in) {
@@ -98,7 +124,7 @@ type member struct {
 	start, end int // of the value in the object's value buffer
 }
 
-func (c *canonicalizer) object(out []byte, depth int) ([]byte, error) {
+func (c *Scanner) object(out []byte, depth int) ([]byte, error) {
 	c.pos++ // {
 	var (
 		members []member
@@ -169,7 +195,7 @@ func (c *canonicalizer) object(out []byte, depth int) ([]byte, error) {
 	return append(out, '}'), nil
 }
 
-func (c *canonicalizer) array(out []byte, depth int) ([]byte, error) {
+func (c *Scanner) array(out []byte, depth int) ([]byte, error) {
 	c.pos++ // [
 	out = append(out, '[')
 	c.space()
@@ -199,11 +225,10 @@ func (c *canonicalizer) array(out []byte, depth int) ([]byte, error) {
 	}
 }
 
-// number copies an integer literal and rewrites any other number as Go
-// writes a float64.
-func (c *canonicalizer) number(out []byte) ([]byte, error) {
+// numberLiteral consumes a number and returns its literal and whether it
+// has a fraction or an exponent.
+func (c *Scanner) numberLiteral() (literal []byte, isFloat bool, err error) {
 	start := c.pos
-	isFloat := false
 	if c.in[c.pos] == '-' {
 		c.pos++
 	}
@@ -218,13 +243,13 @@ func (c *canonicalizer) number(out []byte) ([]byte, error) {
 	if c.pos < len(c.in) && c.in[c.pos] == '0' {
 		c.pos++
 	} else if digits() == 0 {
-		return nil, c.syntaxError("in a number")
+		return nil, false, c.syntaxError("in a number")
 	}
 	if c.pos < len(c.in) && c.in[c.pos] == '.' {
 		isFloat = true
 		c.pos++
 		if digits() == 0 {
-			return nil, c.syntaxError("in a number")
+			return nil, false, c.syntaxError("in a number")
 		}
 	}
 	if c.pos < len(c.in) && (c.in[c.pos] == 'e' || c.in[c.pos] == 'E') {
@@ -234,16 +259,25 @@ func (c *canonicalizer) number(out []byte) ([]byte, error) {
 			c.pos++
 		}
 		if digits() == 0 {
-			return nil, c.syntaxError("in a number")
+			return nil, false, c.syntaxError("in a number")
 		}
 	}
-	literal := c.in[start:c.pos]
+	return c.in[start:c.pos], isFloat, nil
+}
+
+// number copies an integer literal and rewrites any other number as Go
+// writes a float64.
+func (c *Scanner) number(out []byte) ([]byte, error) {
+	literal, isFloat, err := c.numberLiteral()
+	if err != nil {
+		return nil, err
+	}
 	if !isFloat {
 		return append(out, literal...), nil
 	}
 	f, err := strconv.ParseFloat(string(literal), 64)
 	if err != nil {
-		return nil, fmt.Errorf("number %s is out of range", literal)
+		return nil, &RangeError{Literal: string(literal)}
 	}
 	return appendFloat(out, f), nil
 }
@@ -267,7 +301,7 @@ func appendFloat(out []byte, f float64) []byte {
 
 // string decodes the JSON string at the current position into UTF-8,
 // replacing invalid UTF-8 and lone surrogates with U+FFFD.
-func (c *canonicalizer) string() (string, error) {
+func (c *Scanner) string() (string, error) {
 	c.pos++ // opening quote
 	var buf []byte
 	start := c.pos
@@ -312,7 +346,7 @@ func (c *canonicalizer) string() (string, error) {
 	return "", c.syntaxError("in a string (unterminated)")
 }
 
-func (c *canonicalizer) escape(buf []byte) ([]byte, error) {
+func (c *Scanner) escape(buf []byte) ([]byte, error) {
 	c.pos++ // backslash
 	if c.pos >= len(c.in) {
 		return nil, c.syntaxError("in a string escape")
@@ -356,7 +390,7 @@ func (c *canonicalizer) escape(buf []byte) ([]byte, error) {
 	return nil, c.syntaxError("in a string escape")
 }
 
-func (c *canonicalizer) hex4() (rune, bool) {
+func (c *Scanner) hex4() (rune, bool) {
 	if c.pos+4 > len(c.in) {
 		return 0, false
 	}
