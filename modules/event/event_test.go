@@ -45,7 +45,7 @@ func TestWorkedExample(t *testing.T) {
 	clock := time.Date(2026, 11, 22, 10, 15, 30, 123456789, time.UTC)
 	t0 := NextTime(clock, time.Time{})
 	c0 := Candidate{Source: "https://library.example.com", Subject: "/books/42", Type: "com.example.library.book-acquired", Data: data}
-	_, r0 := Seal(nil, c0, 0, t0, ZeroHash)
+	_, r0 := Seal(nil, c0, 0, t0, []byte(ZeroHash))
 	if got := string(NewEmitter(nil).Append(nil, r0)); got != exampleEvent0 {
 		t.Fatalf("event 0:\n got %s\nwant %s", got, exampleEvent0)
 	}
@@ -59,7 +59,7 @@ func TestWorkedExample(t *testing.T) {
 		t.Fatalf("time 1: %s", FormatTime(t1))
 	}
 	c1 := Candidate{Source: c0.Source, Subject: "/books/42", Type: "com.example.library.book-borrowed", Data: []byte(`{"reader":"jane"}`)}
-	_, r1 := Seal(nil, c1, 1, t1, r0.Hash())
+	_, r1 := Seal(nil, c1, 1, t1, r0.HashBytes())
 	if r1.Hash() != exampleHash1 {
 		t.Fatalf("hash 1: %s", r1.Hash())
 	}
@@ -84,7 +84,7 @@ func TestTraceFieldsAndEscaping(t *testing.T) {
 		Source: "tag:example.com,2026:<&>", Subject: "/a", Type: "io.example.thing",
 		Data: []byte(`{}`), TraceParent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", TraceState: "k=v",
 	}
-	_, r := Seal([]byte("prefix"), c, 7, time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC), ZeroHash)
+	_, r := Seal([]byte("prefix"), c, 7, time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC), []byte(ZeroHash))
 	var decoded map[string]any
 	full := NewEmitter(nil).Append(nil, r)
 	if err := json.Unmarshal(full, &decoded); err != nil {
@@ -180,7 +180,7 @@ func TestValidation(t *testing.T) {
 
 func TestDecodeAndVerify(t *testing.T) {
 	c := Candidate{Source: "https://x", Subject: "/a", Type: "io.example.thing", Data: []byte(`{"k":"\u003c"}`), TraceParent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}
-	_, r := Seal(nil, c, 3, time.Date(2026, 1, 1, 0, 0, 0, 1, time.UTC), ZeroHash)
+	_, r := Seal(nil, c, 3, time.Date(2026, 1, 1, 0, 0, 0, 1, time.UTC), []byte(ZeroHash))
 	f, err := Decode(r)
 	if err != nil {
 		t.Fatal(err)

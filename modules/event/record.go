@@ -71,11 +71,15 @@ func NextTime(now, last time.Time) time.Time {
 // from NextTime; for other times (management events) a last digit of 0 is
 // moved on by 1 ns the same way.
 func FormatTime(t time.Time) string {
+	return string(appendTime(nil, t))
+}
+
+func appendTime(dst []byte, t time.Time) []byte {
 	t = t.UTC()
 	if t.Nanosecond()%10 == 0 {
 		t = t.Add(time.Nanosecond)
 	}
-	return t.Format(timeLayout)
+	return t.AppendFormat(dst, timeLayout)
 }
 
 // ParseTime parses an event time written by FormatTime.
@@ -87,29 +91,41 @@ func ParseTime(s string) (time.Time, error) {
 // sha256(hex(sha256(metadata)) + hex(sha256(data))), where metadata is
 // specversion|id|predecessorhash|time|source|subject|type|datacontenttype.
 func Hash(id, predecessorHash, eventTime, source, subject, eventType string, data []byte) string {
-	meta := sha256.New()
-	for i, part := range []string{SpecVersion, id, predecessorHash, eventTime, source, subject, eventType, DataContentType} {
-		if i > 0 {
-			meta.Write([]byte{'|'})
-		}
-		meta.Write([]byte(part))
-	}
+	meta := appendMetadata(nil, id, predecessorHash, eventTime, source, subject, eventType)
+	return string(appendHash(nil, sha256.Sum256(meta), data))
+}
+
+func appendMetadata[T string | []byte](dst []byte, id, predecessorHash, eventTime T, source, subject, eventType string) []byte {
+	dst = append(dst, SpecVersion+"|"...)
+	dst = append(dst, id...)
+	dst = append(dst, '|')
+	dst = append(dst, predecessorHash...)
+	dst = append(dst, '|')
+	dst = append(dst, eventTime...)
+	dst = append(dst, '|')
+	dst = append(dst, source...)
+	dst = append(dst, '|')
+	dst = append(dst, subject...)
+	dst = append(dst, '|')
+	dst = append(dst, eventType...)
+	return append(dst, "|"+DataContentType...)
+}
+
+// appendHash appends the hex hash of an event whose metadata hashes to
+// metaSum and whose data is data.
+func appendHash(dst []byte, metaSum [sha256.Size]byte, data []byte) []byte {
 	var sums [128]byte
-	hex.Encode(sums[:64], meta.Sum(nil))
+	hex.Encode(sums[:64], metaSum[:])
 	dataSum := sha256.Sum256(data)
 	hex.Encode(sums[64:], dataSum[:])
 	sum := sha256.Sum256(sums[:])
-	return hex.EncodeToString(sum[:])
+	return hex.AppendEncode(dst, sum[:])
 }
 
 // Seal turns a candidate into the record with id, time and predecessor
 // hash, computing its hash. The record's JSON is appended to buf, which is
 // returned grown; the record keeps pointing at its bytes either way.
-func Seal(buf []byte, c Candidate, id uint64, eventTime time.Time, predecessorHash string) ([]byte, Record) {
-	idText := strconv.FormatUint(id, 10)
-	timeText := FormatTime(eventTime)
-	hash := Hash(idText, predecessorHash, timeText, c.Source, c.Subject, c.Type, c.Data)
-
+func Seal(buf []byte, c Candidate, id uint64, eventTime time.Time, predecessorHash []byte) ([]byte, Record) {
 	start := len(buf)
 	buf = append(buf, `{"source":`...)
 	buf = jsonscan.AppendString(buf, c.Source)
@@ -126,15 +142,24 @@ func Seal(buf []byte, c Candidate, id uint64, eventTime time.Time, predecessorHa
 		buf = jsonscan.AppendString(buf, c.TraceState)
 	}
 	buf = append(buf, `,"specversion":"1.0","id":"`...)
-	buf = append(buf, idText...)
+	idStart := len(buf)
+	buf = strconv.AppendUint(buf, id, 10)
+	idEnd := len(buf)
 	buf = append(buf, `","time":"`...)
-	buf = append(buf, timeText...)
+	timeStart := len(buf)
+	buf = appendTime(buf, eventTime)
+	timeEnd := len(buf)
 	buf = append(buf, `","datacontenttype":"application/json","predecessorhash":"`...)
 	buf = append(buf, predecessorHash...)
 	buf = append(buf, `","data":`...)
 	buf = append(buf, c.Data...)
 	buf = append(buf, `,"hash":"`...)
-	buf = append(buf, hash...)
+
+	// The metadata is assembled past the end of the record, hashed, and cut off again.
+	mark := len(buf)
+	buf = appendMetadata(buf, buf[idStart:idEnd], predecessorHash, buf[timeStart:timeEnd], c.Source, c.Subject, c.Type)
+	metaSum := sha256.Sum256(buf[mark:])
+	buf = appendHash(buf[:mark], metaSum, c.Data)
 	buf = append(buf, '"')
 	return buf, Record{ID: id, JSON: buf[start:len(buf):len(buf)]}
 }

@@ -7,6 +7,7 @@ package eventapi
 import (
 	"errors"
 	"net/http"
+	"sync"
 	"syscall"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/eventstore-service/eventstore/modules/event"
 	"github.com/eventstore-service/eventstore/modules/httpkit"
+	"github.com/eventstore-service/eventstore/modules/jsonscan"
 	"github.com/eventstore-service/eventstore/modules/store"
 )
 
@@ -32,6 +34,7 @@ type API struct {
 	stopping     <-chan struct{}
 	metrics      *Metrics
 	log          *zap.Logger
+	scanners     sync.Pool // of *jsonscan.Scanner, whose scratch buffers outlive a request
 }
 
 // Options configure the API.
@@ -45,7 +48,9 @@ type Options struct {
 
 // New returns the API over s, emitting events with emitter.
 func New(s *store.Store, emitter *event.Emitter, metrics *Metrics, log *zap.Logger, opts Options) *API {
-	return &API{store: s, emitter: emitter, maxEventSize: opts.MaxEventSize, stopping: opts.Stopping, metrics: metrics, log: log}
+	a := &API{store: s, emitter: emitter, maxEventSize: opts.MaxEventSize, stopping: opts.Stopping, metrics: metrics, log: log}
+	a.scanners.New = func() any { return jsonscan.New(nil) }
+	return a
 }
 
 // Routes returns the routes of the event endpoints.

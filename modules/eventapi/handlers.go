@@ -19,7 +19,10 @@ func (a *API) writeEvents(w http.ResponseWriter, r *http.Request) {
 		httpkit.WriteError(w, err)
 		return
 	}
-	candidates, preconditions, err := DecodeWrite(body, a.maxEventSize)
+	sc := a.scanners.Get().(*jsonscan.Scanner)
+	candidates, preconditions, err := decodeWrite(sc, body, a.maxEventSize)
+	sc.Reset(nil)
+	a.scanners.Put(sc)
 	if err != nil {
 		a.metrics.writeRequests.WithLabelValues(resultInvalid).Inc()
 		httpkit.WriteError(w, err)

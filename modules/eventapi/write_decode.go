@@ -42,7 +42,12 @@ type preconditionPayload struct {
 // reports problems in the order of api.md: JSON decoding, limits, each
 // event's fields in order, then the preconditions.
 func DecodeWrite(body []byte, maxEventSize int64) ([]event.Candidate, []store.Precondition, error) {
-	scanned, rawPreconditions, err := scanWrite(body)
+	return decodeWrite(jsonscan.New(nil), body, maxEventSize)
+}
+
+// decodeWrite is DecodeWrite with a Scanner to reuse.
+func decodeWrite(sc *jsonscan.Scanner, body []byte, maxEventSize int64) ([]event.Candidate, []store.Precondition, error) {
+	scanned, rawPreconditions, err := scanWrite(sc, body)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -70,7 +75,7 @@ func DecodeWrite(body []byte, maxEventSize int64) ([]event.Candidate, []store.Pr
 // scanWrite reads the envelope {"events":[...],"preconditions":[...]}
 // leniently (empty body or null is {}, keys match case-insensitively,
 // unknown keys are skipped, the last of duplicate keys wins).
-func scanWrite(body []byte) ([]scannedCandidate, []byte, error) {
+func scanWrite(sc *jsonscan.Scanner, body []byte) ([]scannedCandidate, []byte, error) {
 	body = bytes.TrimSpace(body)
 	if len(body) == 0 || string(body) == "null" {
 		body = []byte("{}")
@@ -78,10 +83,11 @@ func scanWrite(body []byte) ([]scannedCandidate, []byte, error) {
 	if err := httpkit.CheckDepth(body); err != nil {
 		return nil, nil, err
 	}
-	sc := jsonscan.New(body)
+	sc.Reset(body)
 	var (
 		events        []scannedCandidate
 		preconditions []byte
+		data          = make([]byte, 0, len(body)) // every event's canonical data, one after the other
 	)
 	err := sc.Object(func(key string) error {
 		switch {
@@ -91,7 +97,9 @@ func scanWrite(body []byte) ([]scannedCandidate, []byte, error) {
 				return err
 			}
 			return sc.Array(func() error {
-				c, err := scanCandidate(sc)
+				var c scannedCandidate
+				var err error
+				c, data, err = scanCandidate(sc, data)
 				events = append(events, c)
 				return err
 			})
@@ -111,10 +119,11 @@ func scanWrite(body []byte) ([]scannedCandidate, []byte, error) {
 	return events, preconditions, nil
 }
 
-func scanCandidate(sc *jsonscan.Scanner) (scannedCandidate, error) {
+// scanCandidate reads one event, appending its canonical data to buf.
+func scanCandidate(sc *jsonscan.Scanner, buf []byte) (scannedCandidate, []byte, error) {
 	var c scannedCandidate
 	if null, err := sc.Null(); null || err != nil {
-		return c, err
+		return c, buf, err
 	}
 	err := sc.Object(func(key string) error {
 		var (
@@ -133,7 +142,7 @@ func scanCandidate(sc *jsonscan.Scanner) (scannedCandidate, error) {
 		case strings.EqualFold(key, "tracestate"):
 			field = &c.traceState
 		case strings.EqualFold(key, "data"):
-			c.data, c.dataErr, err = scanData(sc)
+			c.data, c.dataErr, buf, err = scanData(sc, buf)
 			return err
 		default:
 			return sc.Skip()
@@ -141,29 +150,32 @@ func scanCandidate(sc *jsonscan.Scanner) (scannedCandidate, error) {
 		*field, _, err = sc.String()
 		return err
 	})
-	return c, err
+	return c, buf, err
 }
 
-// scanData reads an event's data value: an object becomes canonical bytes;
-// a number out of range or a value other than an object is remembered as
-// dataErr, for validation to report in field order.
-func scanData(sc *jsonscan.Scanner) (data []byte, dataErr, err error) {
+// scanData reads an event's data value: an object becomes canonical bytes,
+// appended to buf; a number out of range or a value other than an object is
+// remembered as dataErr, for validation to report in field order.
+func scanData(sc *jsonscan.Scanner, buf []byte) (data []byte, dataErr error, _ []byte, err error) {
 	if sc.Peek() != jsonscan.KindObject {
-		return nil, jsonscan.ErrNotObject, sc.Skip()
+		return nil, jsonscan.ErrNotObject, buf, sc.Skip()
 	}
-	start := sc.Offset()
-	data, err = sc.Canonical(nil)
+	start, mark := sc.Offset(), len(buf)
+	grown, err := sc.Canonical(buf)
 	var rangeErr *jsonscan.RangeError
 	if errors.As(err, &rangeErr) {
 		// Read the value again for its syntax only, to go on past it.
 		rest := jsonscan.New(sc.Rest(start))
 		if err := rest.Skip(); err != nil {
-			return nil, nil, err
+			return nil, nil, buf, err
 		}
 		sc.Advance(start + rest.Offset())
-		return nil, rangeErr, nil
+		return nil, rangeErr, buf, nil
 	}
-	return data, nil, err
+	if err != nil {
+		return nil, nil, buf, err
+	}
+	return grown[mark:len(grown):len(grown)], nil, grown, nil
 }
 
 func validateCandidate(c *scannedCandidate, maxEventSize int64) error {
@@ -191,6 +203,9 @@ func validateCandidate(c *scannedCandidate, maxEventSize int64) error {
 }
 
 func decodePreconditions(raw []byte) ([]store.Precondition, error) {
+	if len(raw) == 0 || string(raw) == "null" || string(raw) == "[]" {
+		return nil, nil
+	}
 	var wire []wirePrecondition
 	if len(raw) > 0 {
 		if err := json.Unmarshal(raw, &wire); err != nil {

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // ErrNotObject reports a value that is not the JSON object expected.
@@ -101,11 +102,12 @@ func (c *Scanner) value(out []byte, depth int) ([]byte, error) {
 	case ch == '[':
 		return c.array(out, depth)
 	case ch == '"':
-		s, err := c.string()
+		decoded, err := c.decodeString(c.text[:0])
 		if err != nil {
 			return nil, err
 		}
-		return AppendString(out, s), nil
+		c.text = decoded
+		return appendJSONString(out, decoded), nil
 	case ch == '-' || (ch >= '0' && ch <= '9'):
 		return c.number(out)
 	default:
@@ -119,41 +121,64 @@ func (c *Scanner) value(out []byte, depth int) ([]byte, error) {
 	}
 }
 
+// member is an object member being canonicalized: its key and value are
+// ranges of the scratch buffers of the object's nesting level.
 type member struct {
-	key        string
-	start, end int // of the value in the object's value buffer
+	keyStart, keyEnd int
+	valStart, valEnd int
+}
+
+// level holds the scratch buffers of one nesting level; an object renders
+// its members' values there before writing them sorted, and a nested object
+// uses the next level, so the buffers of one Scanner serve every object
+// without allocating again.
+type level struct {
+	members []member
+	keys    []byte
+	values  []byte
+}
+
+func (c *Scanner) level(depth int) *level {
+	for len(c.levels) <= depth {
+		c.levels = append(c.levels, &level{})
+	}
+	l := c.levels[depth]
+	l.members, l.keys, l.values = l.members[:0], l.keys[:0], l.values[:0]
+	return l
 }
 
 func (c *Scanner) object(out []byte, depth int) ([]byte, error) {
 	c.pos++ // {
-	var (
-		members []member
-		values  []byte
-	)
 	c.space()
 	if c.pos < len(c.in) && c.in[c.pos] == '}' {
 		c.pos++
 		return append(out, '{', '}'), nil
 	}
+	l := c.level(depth)
 	for {
 		c.space()
 		if c.pos >= len(c.in) || c.in[c.pos] != '"' {
 			return nil, c.syntaxError("where an object key was expected")
 		}
-		key, err := c.string()
-		if err != nil {
+		m := member{keyStart: len(l.keys)}
+		var err error
+		if l.keys, err = c.decodeString(l.keys); err != nil {
 			return nil, err
 		}
+		m.keyEnd = len(l.keys)
 		c.space()
 		if c.pos >= len(c.in) || c.in[c.pos] != ':' {
 			return nil, c.syntaxError("where ':' was expected")
 		}
 		c.pos++
-		start := len(values)
-		if values, err = c.value(values, depth+1); err != nil {
+		m.valStart = len(l.values)
+		values, err := c.value(l.values, depth+1)
+		if err != nil {
 			return nil, err
 		}
-		members = append(members, member{key: key, start: start, end: len(values)})
+		l.values = values
+		m.valEnd = len(l.values)
+		l.members = append(l.members, m)
 		c.space()
 		if c.pos >= len(c.in) {
 			return nil, c.syntaxError("inside an object")
@@ -168,29 +193,22 @@ func (c *Scanner) object(out []byte, depth int) ([]byte, error) {
 		c.pos++
 		break
 	}
+	key := func(m member) []byte { return l.keys[m.keyStart:m.keyEnd] }
 	// Stable, so that among equal keys the last one written stays last.
-	slices.SortStableFunc(members, func(a, b member) int {
-		switch {
-		case a.key < b.key:
-			return -1
-		case a.key > b.key:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(l.members, func(a, b member) int { return bytes.Compare(key(a), key(b)) })
 	out = append(out, '{')
 	first := true
-	for i, m := range members {
-		if i+1 < len(members) && members[i+1].key == m.key {
+	for i, m := range l.members {
+		if i+1 < len(l.members) && bytes.Equal(key(l.members[i+1]), key(m)) {
 			continue // a later duplicate wins
 		}
 		if !first {
 			out = append(out, ',')
 		}
 		first = false
-		out = AppendString(out, m.key)
+		out = appendJSONString(out, key(m))
 		out = append(out, ':')
-		out = append(out, values[m.start:m.end]...)
+		out = append(out, l.values[m.valStart:m.valEnd]...)
 	}
 	return append(out, '}'), nil
 }
@@ -275,7 +293,7 @@ func (c *Scanner) number(out []byte) ([]byte, error) {
 	if !isFloat {
 		return append(out, literal...), nil
 	}
-	f, err := strconv.ParseFloat(string(literal), 64)
+	f, err := strconv.ParseFloat(unsafe.String(&literal[0], len(literal)), 64)
 	if err != nil {
 		return nil, &RangeError{Literal: string(literal)}
 	}
@@ -302,48 +320,48 @@ func appendFloat(out []byte, f float64) []byte {
 // string decodes the JSON string at the current position into UTF-8,
 // replacing invalid UTF-8 and lone surrogates with U+FFFD.
 func (c *Scanner) string() (string, error) {
+	start := c.pos + 1
+	// Fast path: no escapes and only ASCII up to the closing quote.
+	for i := start; i < len(c.in); i++ {
+		ch := c.in[i]
+		if ch == '"' {
+			c.pos = i + 1
+			return string(c.in[start:i]), nil
+		}
+		if ch < 0x20 || ch == '\\' || ch >= utf8.RuneSelf {
+			break
+		}
+	}
+	buf, err := c.decodeString(nil)
+	return string(buf), err
+}
+
+// decodeString appends the decoded JSON string at the current position to buf.
+func (c *Scanner) decodeString(buf []byte) ([]byte, error) {
 	c.pos++ // opening quote
-	var buf []byte
-	start := c.pos
 	for c.pos < len(c.in) {
 		ch := c.in[c.pos]
 		switch {
 		case ch == '"':
-			var s string
-			if buf == nil {
-				s = string(c.in[start:c.pos])
-			} else {
-				s = string(buf)
-			}
 			c.pos++
-			return s, nil
+			return buf, nil
 		case ch < 0x20:
-			return "", c.syntaxError("in a string (control character)")
+			return nil, c.syntaxError("in a string (control character)")
 		case ch == '\\':
-			if buf == nil {
-				buf = append(make([]byte, 0, c.pos-start+16), c.in[start:c.pos]...)
-			}
 			var err error
 			if buf, err = c.escape(buf); err != nil {
-				return "", err
+				return nil, err
 			}
 		case ch < utf8.RuneSelf:
-			if buf != nil {
-				buf = append(buf, ch)
-			}
+			buf = append(buf, ch)
 			c.pos++
 		default:
 			r, size := utf8.DecodeRune(c.in[c.pos:])
-			if r == utf8.RuneError && size == 1 && buf == nil {
-				buf = append(make([]byte, 0, c.pos-start+16), c.in[start:c.pos]...)
-			}
-			if buf != nil {
-				buf = utf8.AppendRune(buf, r)
-			}
+			buf = utf8.AppendRune(buf, r)
 			c.pos += size
 		}
 	}
-	return "", c.syntaxError("in a string (unterminated)")
+	return nil, c.syntaxError("in a string (unterminated)")
 }
 
 func (c *Scanner) escape(buf []byte) ([]byte, error) {
@@ -413,6 +431,14 @@ func (c *Scanner) hex4() (rune, bool) {
 }
 
 const hexDigits = "0123456789abcdef"
+
+// appendJSONString is AppendString for bytes, which must not alias out.
+func appendJSONString(out, b []byte) []byte {
+	if len(b) == 0 {
+		return append(out, '"', '"')
+	}
+	return AppendString(out, unsafe.String(&b[0], len(b)))
+}
 
 // AppendString appends s as a JSON string escaped exactly as Go's
 // encoding/json does with HTML escaping on.

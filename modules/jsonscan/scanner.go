@@ -8,13 +8,21 @@ import (
 // Scanner reads one JSON document from a byte slice. Its methods consume
 // the next value; after a syntax error the Scanner must not be used further.
 type Scanner struct {
-	in  []byte
-	pos int
+	in     []byte
+	pos    int
+	levels []*level // scratch of Canonical, by nesting depth
+	text   []byte   // scratch of decoded strings
 }
 
 // New returns a Scanner over in.
 func New(in []byte) *Scanner {
 	return &Scanner{in: in}
+}
+
+// Reset makes the Scanner read in from the start, keeping its scratch
+// buffers, so that a reused Scanner does not allocate them again.
+func (c *Scanner) Reset(in []byte) {
+	c.in, c.pos = in, 0
 }
 
 // Kind is the kind of the next value.

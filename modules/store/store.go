@@ -309,6 +309,7 @@ func (s *Store) commit(group []*writeRequest) {
 		}
 	}
 	buf := make([]byte, 0, size)
+	lastHash := []byte(next.LastHash)
 	for _, w := range group {
 		if err := s.check(w.preconditions, pending); err != nil {
 			w.err = err
@@ -319,17 +320,20 @@ func (s *Store) commit(group []*writeRequest) {
 		for i, c := range w.candidates {
 			t := event.NextTime(now, next.LastTime)
 			var r event.Record
-			buf, r = event.Seal(buf, c, next.Count, t, next.LastHash)
+			buf, r = event.Seal(buf, c, next.Count, t, lastHash)
 			w.records[i] = r
 			written = append(written, Written{Record: r, Subject: c.Subject, Type: c.Type})
 			pending[c.Subject] = next.Count
-			next = Head{Count: next.Count + 1, LastHash: r.Hash(), LastTime: t}
+			lastHash = r.HashBytes()
+			next.Count++
+			next.LastTime = t
 		}
 		accepted = append(accepted, w)
 	}
 	if len(written) == 0 {
 		return
 	}
+	next.LastHash = string(lastHash)
 
 	start := time.Now()
 	if err := s.backend.Commit(written, next); err != nil {

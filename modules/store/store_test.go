@@ -394,7 +394,7 @@ func TestCorruptHeadRefusesToOpen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, r := event.Seal(nil, candidate("/a", "io.example.x", `{}`), 0, time.Now(), event.ZeroHash)
+	_, r := event.Seal(nil, candidate("/a", "io.example.x", `{}`), 0, time.Now(), []byte(event.ZeroHash))
 	// A head that claims a different hash than the event it covers.
 	if err := backend.Commit([]store.Written{{Record: r, Subject: "/a", Type: "io.example.x"}},
 		store.Head{Count: 1, LastHash: strings.Repeat("ab", 32), LastTime: time.Now()}); err != nil {

@@ -119,8 +119,10 @@ func (b *Backend) Commit(records []store.Written, head store.Head) (err error) {
 			return err
 		}
 		index.add(exactPrefix(k[:0], w.Subject), id)
-		for _, a := range ancestors(w.Subject) {
-			index.add(treePrefix(k[:0], a), id)
+		for i := 1; i < len(w.Subject); i++ {
+			if w.Subject[i] == '/' { // a proper ancestor other than "/"
+				index.add(treePrefix(k[:0], w.Subject[:i]), id)
+			}
 		}
 		index.add(subjectTypePrefix(k[:0], w.Subject, w.Type), id)
 		index.add(typePrefix(k[:0], w.Type), id)

@@ -1,0 +1,63 @@
+package eventapi
+
+import (
+	"bytes"
+	"context"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
+
+	"github.com/eventstore-service/eventstore/modules/event"
+	"github.com/eventstore-service/eventstore/modules/jsonscan"
+	"github.com/eventstore-service/eventstore/modules/store"
+	"github.com/eventstore-service/eventstore/modules/store/pebblestore"
+)
+
+func benchAPI(b *testing.B) *API {
+	b.Helper()
+	dir := b.TempDir()
+	reg := prometheus.NewRegistry()
+	sm, _ := store.NewMetrics(reg)
+	s := store.New(func() (store.Backend, error) { return pebblestore.Open(dir, zap.NewNop(), pebblestore.Options{}) }, zap.NewNop(), sm)
+	if err := s.Start(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = s.Close(context.Background()) })
+	m, _ := NewMetrics(reg)
+	return New(s, event.NewEmitter(nil), m, zap.NewNop(), Options{MaxEventSize: 1 << 20})
+}
+
+const benchEvent = `{"source":"https://bench.eventstore.example","subject":"/bench/api/1","type":"io.eventstore.bench.recorded","data":{"amount":1,"currency":"EUR","customer":"c-000001","note":"an ordinary event of a few hundred bytes","items":[{"sku":"a-1","qty":1},{"sku":"b-2","qty":3}]}}`
+
+// BenchmarkDecodeWrite measures decoding and validating a one-event body.
+func BenchmarkDecodeWrite(b *testing.B) {
+	body := []byte(`{"events":[` + benchEvent + `]}`)
+	sc := jsonscan.New(nil)
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		if _, _, err := decodeWrite(sc, body, 1<<20); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkWriteEventsHandler measures the write-events handler for one
+// event per request from parallel writers, without the network.
+func BenchmarkWriteEventsHandler(b *testing.B) {
+	api := benchAPI(b)
+	body := []byte(`{"events":[` + benchEvent + `]}`)
+	b.SetParallelism(32)
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			rec := httptest.NewRecorder()
+			api.writeEvents(rec, httptest.NewRequest("POST", WriteEventsPath, bytes.NewReader(body)))
+			if rec.Code != 200 {
+				b.Fatalf("status %d: %s", rec.Code, rec.Body)
+			}
+		}
+	})
+}
