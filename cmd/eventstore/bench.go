@@ -24,7 +24,7 @@ func benchCommand() *cli.Command {
 			&cli.StringSliceFlag{Name: "scenario", Value: cli.NewStringSlice("write", "batch", "read"), Usage: "scenarios to run: write, batch, read"},
 			&cli.DurationFlag{Name: "duration", Value: 10 * time.Second, Usage: "duration of each write scenario"},
 			&cli.IntFlag{Name: "clients", Value: 64, Usage: "concurrent clients of the write scenario (one event per request)"},
-			&cli.IntFlag{Name: "batch-clients", Value: 8, Usage: "concurrent clients of the batch scenario"},
+			&cli.IntFlag{Name: "batch-clients", Value: 16, Usage: "concurrent clients of the batch scenario"},
 			&cli.IntFlag{Name: "batch-size", Value: 100, Usage: "events per request of the batch scenario"},
 			&cli.IntFlag{Name: "read-events", Value: 100_000, Usage: "events of the subject the read scenario reads"},
 		},

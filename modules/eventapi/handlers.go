@@ -1,6 +1,7 @@
 package eventapi
 
 import (
+	"errors"
 	"net/http"
 
 	"go.uber.org/zap"
@@ -76,36 +77,49 @@ func (a *API) readEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	stream := httpkit.StartStream(w)
-	n, ok := a.streamRecords(r, stream, it)
-	a.metrics.eventsRead.WithLabelValues("read-events").Add(float64(n))
-	if err := it.Close(); err != nil && ok {
-		a.log.Error("read failed", zap.Error(err))
-		stream.Error("internal error: storage read failed")
-	}
+	sent := a.streamEvents(r, stream, it)
+	a.metrics.eventsRead.WithLabelValues("read-events").Add(float64(sent))
 }
 
-// streamRecords writes an event line per record until the iterator ends
-// (ok), the client leaves, or the service stops (which gets the final error
-// line). It returns the number of events sent.
-func (a *API) streamRecords(r *http.Request, stream *httpkit.Stream, it store.RecordIterator) (sent int, ok bool) {
-	var line []byte
-	for it.Next() {
-		select {
-		case <-r.Context().Done():
-			return sent, false
-		case <-a.stopping:
-			stream.Error(httpkit.ErrShuttingDown.Message)
-			return sent, false
-		default:
+// streamEvents writes an event line per record, formatted ahead by a
+// prefetcher, until the iterator ends, the client leaves, or the service
+// stops (which gets the final error line); a read failure gets an error
+// line too. It returns the number of events sent.
+func (a *API) streamEvents(r *http.Request, stream *httpkit.Stream, it store.RecordIterator) (sent int) {
+	p := prefetchEvents(it, a.emitter)
+	defer p.stop()
+	for b := range p.batches() {
+		err := b.lines(func(line []byte) error {
+			select {
+			case <-r.Context().Done():
+				return r.Context().Err()
+			case <-a.stopping:
+				stream.Error(httpkit.ErrShuttingDown.Message)
+				return errStreamEnded
+			default:
+			}
+			if err := stream.WriteLine(line); err != nil {
+				return err
+			}
+			sent++
+			return nil
+		})
+		readErr := b.err
+		p.recycle(b)
+		if err != nil {
+			return sent
 		}
-		line = a.emitter.Append(line[:0], it.Record())
-		if err := stream.Line("event", line); err != nil {
-			return sent, false
+		if readErr != nil {
+			a.log.Error("read failed", zap.Error(readErr))
+			stream.Error("internal error: storage read failed")
+			return sent
 		}
-		sent++
 	}
-	return sent, true
+	return sent
 }
+
+// errStreamEnded stops a stream that has written its final line.
+var errStreamEnded = errors.New("stream ended")
 
 // readSubjects is POST /api/v1/read-subjects: an NDJSON stream of subject lines.
 func (a *API) readSubjects(w http.ResponseWriter, r *http.Request) {

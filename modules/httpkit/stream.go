@@ -38,8 +38,14 @@ func (s *Stream) Line(lineType string, payload []byte) error {
 	s.buf = append(s.buf, `","payload":`...)
 	s.buf = append(s.buf, payload...)
 	s.buf = append(s.buf, '}', '\n')
+	return s.WriteLine(s.buf)
+}
+
+// WriteLine writes one complete line (ending in a newline), formatted by
+// the caller, with a single write, and flushes it.
+func (s *Stream) WriteLine(line []byte) error {
 	_ = s.rc.SetWriteDeadline(time.Now().Add(LineWriteTimeout))
-	if _, err := s.w.Write(s.buf); err != nil {
+	if _, err := s.w.Write(line); err != nil {
 		return err
 	}
 	return s.rc.Flush()
