@@ -10,6 +10,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -348,5 +349,58 @@ func TestEventMetricsAndHealth(t *testing.T) {
 	}
 	if samples["eventstore_storage_size_bytes"] <= 0 {
 		t.Errorf("eventstore_storage_size_bytes = %v", samples["eventstore_storage_size_bytes"])
+	}
+}
+
+// TestReadStreamEndsOnShutdown keeps a read stream open (a slow client)
+// while the service stops: the stream must end with the final error line,
+// and the process must still stop cleanly.
+func TestReadStreamEndsOnShutdown(t *testing.T) {
+	inst := harness.Start(t, bin, harness.Dev()...)
+	var events []string
+	for i := 0; i < 1000; i++ {
+		events = append(events, fmt.Sprintf(`{"source":"https://x","subject":"/slow","type":"io.example.slow","data":{"i":%d,"pad":%q}}`, i, strings.Repeat("x", 400)))
+	}
+	body := `{"events":[` + strings.Join(events, ",") + `]}`
+	for i := 0; i < 20; i++ {
+		mustWrite(t, inst, body)
+	}
+
+	conn, err := net.Dial("tcp", strings.TrimPrefix(inst.URL("http"), "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	req := `{"subject":"/slow"}`
+	fmt.Fprintf(conn, "POST /api/v1/read-events HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer %s\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s", harness.Token, len(req), req)
+	r := bufio.NewReaderSize(conn, 4096)
+	if line, err := r.ReadString('\n'); err != nil || !strings.Contains(line, "200") {
+		t.Fatalf("status line %q, %v", line, err)
+	}
+	// Read a little, so that the stream is under way but far from done.
+	if _, err := io.ReadFull(r, make([]byte, 64<<10)); err != nil {
+		t.Fatal(err)
+	}
+	inst.Signal(syscall.SIGTERM)
+	rest, err := io.ReadAll(r)
+	if err != nil {
+		t.Fatalf("reading the rest of the stream: %v", err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(rest)), "\n")
+	var last string
+	for i := len(lines) - 1; i >= 0; i-- {
+		if strings.HasPrefix(lines[i], "{") {
+			last = lines[i]
+			break
+		}
+	}
+	if last != `{"type":"error","payload":{"error":"service unavailable: shutting down"}}` {
+		t.Fatalf("last line of the stream %q", last)
+	}
+	if strings.Count(string(rest), `"type":"event"`) >= 20000 {
+		t.Fatal("the whole subject was sent; the stream did not end early")
+	}
+	if code := inst.Wait(10 * time.Second); code != 0 {
+		t.Fatalf("exit code %d", code)
 	}
 }

@@ -120,6 +120,7 @@ func runService(c *cli.Context) error {
 	}
 	log := logging.New(cfg.LogLevel)
 	defer func() { _ = log.Sync() }()
+	tuneGC()
 
 	var runner *lifecycle.Runner
 	app := fx.New(
@@ -146,6 +147,18 @@ func runService(c *cli.Context) error {
 		return cli.Exit("", code)
 	}
 	return nil
+}
+
+// defaultGCPercent is the garbage collector's target unless GOGC is set:
+// the live heap of the service is small and its allocation rate high, so
+// collecting at 5× the live heap instead of 2× saves about 15% of the CPU of
+// a write for a few tens of MiB of memory (docs/performance.md).
+const defaultGCPercent = 400
+
+func tuneGC() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(defaultGCPercent)
+	}
 }
 
 func buildInfo() config.Build {

@@ -33,6 +33,9 @@ type Result struct {
 	Errors    int64
 	Elapsed   time.Duration
 	Latencies []time.Duration // sorted
+	// HeapBefore and HeapPeak are the server's Go heap in use before and at
+	// most during the scenario (read scenario only), in bytes.
+	HeapBefore, HeapPeak int64
 }
 
 // EventsPerSecond is the event throughput.
@@ -49,9 +52,14 @@ func (r Result) Percentile(p float64) time.Duration {
 
 // String formats the result as one line of figures.
 func (r Result) String() string {
-	return fmt.Sprintf("%-28s %10.0f events/s %9.0f requests/s  p50 %8s  p99 %8s  errors %d",
+	line := fmt.Sprintf("%-28s %10.0f events/s %9.0f requests/s  p50 %8s  p99 %8s  errors %d",
 		r.Name, r.EventsPerSecond(), float64(r.Requests)/r.Elapsed.Seconds(),
 		r.Percentile(50).Round(time.Microsecond), r.Percentile(99).Round(time.Microsecond), r.Errors)
+	if r.HeapPeak > 0 {
+		line += fmt.Sprintf("\n%-28s server Go heap in use: %.1f MiB before, at most %.1f MiB while reading", "",
+			float64(r.HeapBefore)/(1<<20), float64(r.HeapPeak)/(1<<20))
+	}
+	return line
 }
 
 func newClient(connections int) *http.Client {
@@ -163,12 +171,60 @@ func (t Target) Fill(ctx context.Context, subject string, n int) error {
 	return nil
 }
 
+// heapInUse reads go_memstats_heap_inuse_bytes from the service's metrics.
+func (t Target) heapInUse(client *http.Client) (int64, error) {
+	req, err := http.NewRequest(http.MethodGet, t.URL+"/api/v1/health?format=openmetrics", nil)
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Authorization", "Bearer "+t.Token)
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(body), "\n") {
+		if value, ok := strings.CutPrefix(line, "go_memstats_heap_inuse_bytes "); ok {
+			var f float64
+			_, err := fmt.Sscan(value, &f)
+			return int64(f), err
+		}
+	}
+	return 0, fmt.Errorf("no go_memstats_heap_inuse_bytes in the metrics")
+}
+
 // Read reads subject rounds times with read-events and returns the result;
-// every round is one request, its latency the time to the last line.
+// every round is one request, its latency the time to the last line. The
+// server's heap is sampled every 10 ms meanwhile.
 func (t Target) Read(ctx context.Context, name, subject string, rounds int) Result {
 	client := newClient(1)
 	body := []byte(fmt.Sprintf(`{"subject":%q}`, subject))
 	res := Result{Name: name}
+	sampler := newClient(1)
+	res.HeapBefore, _ = t.heapInUse(sampler)
+	sampling := make(chan struct{})
+	sampled := make(chan int64)
+	go func() {
+		var peak int64
+		ticker := time.NewTicker(10 * time.Millisecond)
+		defer ticker.Stop()
+		for {
+			select {
+			case <-sampling:
+				sampled <- peak
+				return
+			case <-ticker.C:
+				if h, err := t.heapInUse(sampler); err == nil && h > peak {
+					peak = h
+				}
+			}
+		}
+	}()
+
 	buf := make([]byte, 256<<10)
 	start := time.Now()
 	for i := 0; i < rounds; i++ {
@@ -192,6 +248,8 @@ func (t Target) Read(ctx context.Context, name, subject string, rounds int) Resu
 		res.Latencies = append(res.Latencies, time.Since(begin))
 	}
 	res.Elapsed = time.Since(start)
+	close(sampling)
+	res.HeapPeak = <-sampled
 	slices.Sort(res.Latencies)
 	return res
 }

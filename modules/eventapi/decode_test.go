@@ -3,7 +3,9 @@ package eventapi
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/eventstore-service/eventstore/modules/event"
@@ -174,4 +176,24 @@ func FuzzDecodeWrite(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestStoreErrorMapping(t *testing.T) {
+	cases := []struct {
+		err    error
+		status int
+		body   string
+		result string
+	}{
+		{store.ErrPreconditionFailed, 409, "state conflict: precondition failed", resultPreconditionFailed},
+		{store.ErrClosed, 503, "service unavailable: shutting down", resultUnavailable},
+		{&store.FailureError{Full: true, Err: fmt.Errorf("pebble: fatal commit error: %w", syscall.ENOSPC)}, 507, "insufficient storage: no space left on device", resultStorageError},
+		{&store.FailureError{Err: errors.New("injected sync failure")}, 500, "internal error: storage failure", resultStorageError},
+	}
+	for _, tc := range cases {
+		apiErr, result := storeError(tc.err)
+		if apiErr.Status != tc.status || apiErr.Message != tc.body || result != tc.result {
+			t.Errorf("storeError(%v) = %d %q %s, want %d %q %s", tc.err, apiErr.Status, apiErr.Message, result, tc.status, tc.body, tc.result)
+		}
+	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
 
 	"github.com/eventstore-service/eventstore/modules/event"
+	"github.com/eventstore-service/eventstore/modules/health"
 	"github.com/eventstore-service/eventstore/modules/store"
 )
 
@@ -139,6 +140,10 @@ func TestSyncFailureStopsWrites(t *testing.T) {
 	}
 	if s.Failure() == nil || s.Durable() != 1 {
 		t.Fatalf("failure %v, durable %d", s.Failure(), s.Durable())
+	}
+	writable := s.HealthChecks()[0]
+	if o := writable.Observe(context.Background()); writable.Key != "storage:writable" || o.Value != false || o.Status != health.Fail || o.Output != "storage not writable" {
+		t.Fatalf("health after the failure: %s %+v", writable.Key, o)
 	}
 	// Durable data stays readable.
 	it, err := s.Read(store.ReadOptions{Subject: "/a"})
