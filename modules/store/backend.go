@@ -23,12 +23,15 @@ type Written struct {
 	Type    string
 }
 
-// Scan selects records of a subject within an id range.
+// Scan selects records of a subject, of a type, or both, within an id range.
 type Scan struct {
 	// Subject is the subject to read; with Recursive also its descendants
-	// ("/" recursive is every event).
+	// ("/" recursive is every event). Empty reads every subject.
 	Subject   string
 	Recursive bool
+	// Type, unless empty, restricts the read to events of exactly this type.
+	// It combines with an empty Subject or with a Subject that is not Recursive.
+	Type string
 	// From and To bound the ids, both inclusive.
 	From, To uint64
 	// Descending reads from To down to From.

@@ -106,6 +106,25 @@ func TestReadMatchesModel(t *testing.T) {
 				}
 			}
 
+			for q := 0; q < 200; q++ {
+				sc := store.Scan{Type: modelTypes[rng.IntN(len(modelTypes))], From: rng.Uint64N(n + 2), To: rng.Uint64N(n + 2), Descending: rng.IntN(2) == 0}
+				if rng.IntN(2) == 0 {
+					sc.Subject = querySubjects[rng.IntN(len(querySubjects))]
+				}
+				var want []string
+				for _, e := range model {
+					if e.kind == sc.Type && (sc.Subject == "" || e.subject == sc.Subject) && e.id >= sc.From && e.id <= sc.To {
+						want = append(want, fmt.Sprint(e.id))
+					}
+				}
+				if sc.Descending {
+					slices.Reverse(want)
+				}
+				if got := ids(t, s.Scan(sc)); got != strings.Join(want, ",") {
+					t.Fatalf("scan %+v:\n got %s\nwant %s", sc, got, strings.Join(want, ","))
+				}
+			}
+
 			for _, subject := range querySubjects {
 				for _, kind := range append([]string{""}, modelTypes...) {
 					got, found, err := s.LatestID(subject, kind)

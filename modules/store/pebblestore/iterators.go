@@ -11,11 +11,26 @@ import (
 	"github.com/eventstore-service/eventstore/modules/store"
 )
 
-// Scan iterates the records selected by s. "/" recursive walks the event
-// log itself; any other read walks the exact index of the subject, merged
-// with its tree index when recursive, and looks each record up by id.
+// Scan iterates the records selected by s. Every event ("/" recursive, or
+// no subject and no type) walks the event log itself; any other read walks
+// the index that serves it (type, subject and type, exact subject merged with
+// the tree index when recursive) and looks each record up by id.
 func (b *Backend) Scan(s store.Scan) store.RecordIterator {
-	if s.Subject == "/" && s.Recursive {
+	var ids []*indexIterator
+	switch {
+	case s.Type != "" && s.Subject == "":
+		ids = []*indexIterator{b.index(typePrefix(nil, s.Type), s)}
+	case s.Type != "" && !s.Recursive:
+		ids = []*indexIterator{b.index(subjectTypePrefix(nil, s.Subject, s.Type), s)}
+	case s.Type != "":
+		return &failedIterator{err: fmt.Errorf("a scan by type takes no recursive subject")}
+	case s.Subject != "" && (s.Subject != "/" || !s.Recursive):
+		ids = []*indexIterator{b.index(exactPrefix(nil, s.Subject), s)}
+		if s.Recursive {
+			ids = append(ids, b.index(treePrefix(nil, s.Subject), s))
+		}
+	}
+	if ids == nil {
 		lower := eventKey(nil, s.From)
 		upper := prefixEnd([]byte{spaceEvent})
 		if s.To != ^uint64(0) {
@@ -26,10 +41,6 @@ func (b *Backend) Scan(s store.Scan) store.RecordIterator {
 			return &failedIterator{err: err}
 		}
 		return &logIterator{it: it, descending: s.Descending}
-	}
-	ids := []*indexIterator{b.index(exactPrefix(nil, s.Subject), s)}
-	if s.Recursive {
-		ids = append(ids, b.index(treePrefix(nil, s.Subject), s))
 	}
 	records, err := b.db.NewIter(&pebble.IterOptions{
 		LowerBound: eventKey(nil, s.From),
