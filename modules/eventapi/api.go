@@ -16,6 +16,7 @@ import (
 	"github.com/eventstore-service/eventstore/modules/event"
 	"github.com/eventstore-service/eventstore/modules/httpkit"
 	"github.com/eventstore-service/eventstore/modules/jsonscan"
+	"github.com/eventstore-service/eventstore/modules/metrics"
 	"github.com/eventstore-service/eventstore/modules/store"
 )
 
@@ -76,10 +77,8 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		eventsRead: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "eventstore_events_read_total", Help: "Events emitted (read, observe) or scanned (query)."}, []string{"operation"}),
 	}
-	for _, c := range []prometheus.Collector{m.writeRequests, m.eventsRead} {
-		if err := reg.Register(c); err != nil {
-			return nil, err
-		}
+	if err := metrics.Register(reg, m.writeRequests, m.eventsRead); err != nil {
+		return nil, err
 	}
 	return m, nil
 }

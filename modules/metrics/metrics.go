@@ -26,16 +26,20 @@ func NewRegistry(build config.Build) (*prometheus.Registry, error) {
 		ConstLabels: prometheus.Labels{"version": build.Version, "revision": build.Revision, "goversion": build.GoVersion},
 	})
 	info.Set(1)
-	for _, c := range []prometheus.Collector{
-		collectors.NewGoCollector(),
-		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		info,
-	} {
-		if err := reg.Register(c); err != nil {
-			return nil, err
-		}
+	if err := Register(reg, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), info); err != nil {
+		return nil, err
 	}
 	return reg, nil
+}
+
+// Register registers every collector on reg and returns the first error.
+func Register(reg prometheus.Registerer, cs ...prometheus.Collector) error {
+	for _, c := range cs {
+		if err := reg.Register(c); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // HTTP records every HTTP request by route template, method and status.
@@ -57,10 +61,8 @@ func NewHTTP(reg prometheus.Registerer) (*HTTP, error) {
 			Buckets: prometheus.DefBuckets,
 		}, []string{"route"}),
 	}
-	for _, c := range []prometheus.Collector{m.requests, m.duration} {
-		if err := reg.Register(c); err != nil {
-			return nil, err
-		}
+	if err := Register(reg, m.requests, m.duration); err != nil {
+		return nil, err
 	}
 	return m, nil
 }

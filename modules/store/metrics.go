@@ -2,6 +2,8 @@ package store
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/eventstore-service/eventstore/modules/metrics"
 )
 
 // syncBuckets are the buckets of the write and sync duration histograms.
@@ -33,10 +35,8 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		headID: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "eventstore_storage_head_id", Help: "Id of the last durable event, -1 when the store is empty."}),
 	}
-	for _, c := range []prometheus.Collector{m.eventsWritten, m.writeDuration, m.syncDuration, m.writable, m.events, m.headID} {
-		if err := reg.Register(c); err != nil {
-			return nil, err
-		}
+	if err := metrics.Register(reg, m.eventsWritten, m.writeDuration, m.syncDuration, m.writable, m.events, m.headID); err != nil {
+		return nil, err
 	}
 	return m, nil
 }

@@ -67,18 +67,21 @@ type logIterator struct {
 	record     event.Record
 }
 
-func (l *logIterator) Next() bool {
-	var ok bool
+// step positions it on its first entry in order, or moves it on by one.
+func step(it *pebble.Iterator, started, descending bool) bool {
 	switch {
-	case !l.started && l.descending:
-		ok = l.it.Last()
-	case !l.started:
-		ok = l.it.First()
-	case l.descending:
-		ok = l.it.Prev()
-	default:
-		ok = l.it.Next()
+	case !started && descending:
+		return it.Last()
+	case !started:
+		return it.First()
+	case descending:
+		return it.Prev()
 	}
+	return it.Next()
+}
+
+func (l *logIterator) Next() bool {
+	ok := step(l.it, l.started, l.descending)
 	l.started = true
 	if !ok {
 		return false
@@ -138,18 +141,10 @@ func (x *indexIterator) step() bool {
 // the last posting starting at or below from, which may hold from.
 func (x *indexIterator) nextPosting() bool {
 	var ok bool
-	switch {
-	case !x.started && x.descending:
-		ok = x.it.Last()
-	case !x.started:
-		ok = x.it.SeekLT(appendID(append([]byte(nil), x.prefix...), x.from+1))
-		if !ok {
-			ok = x.it.First()
-		}
-	case x.descending:
-		ok = x.it.Prev()
-	default:
-		ok = x.it.Next()
+	if !x.started && !x.descending {
+		ok = x.it.SeekLT(appendID(append([]byte(nil), x.prefix...), x.from+1)) || x.it.First()
+	} else {
+		ok = step(x.it, x.started, x.descending)
 	}
 	x.started = true
 	if !ok {
