@@ -59,6 +59,7 @@ func (a *API) Routes() []httpkit.Route {
 	return []httpkit.Route{
 		{Method: http.MethodPost, Path: WriteEventsPath, Handler: http.HandlerFunc(a.writeEvents)},
 		{Method: http.MethodPost, Path: ReadEventsPath, Handler: http.HandlerFunc(a.readEvents)},
+		{Method: http.MethodPost, Path: ObserveEventsPath, Handler: http.HandlerFunc(a.observeEvents)},
 		{Method: http.MethodPost, Path: ReadSubjectsPath, Handler: http.HandlerFunc(a.readSubjects)},
 	}
 }
@@ -67,6 +68,8 @@ func (a *API) Routes() []httpkit.Route {
 type Metrics struct {
 	writeRequests *prometheus.CounterVec
 	eventsRead    *prometheus.CounterVec
+	observers     prometheus.Gauge
+	observeSent   prometheus.Counter
 }
 
 // NewMetrics registers the API metrics on reg.
@@ -76,8 +79,12 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Name: "eventstore_write_requests_total", Help: "write-events requests by outcome."}, []string{"result"}),
 		eventsRead: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "eventstore_events_read_total", Help: "Events emitted (read, observe) or scanned (query)."}, []string{"operation"}),
+		observers: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "eventstore_observers", Help: "Open observe-events streams."}),
+		observeSent: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "eventstore_observe_events_sent_total", Help: "Live events delivered to observers (written after the observer started)."}),
 	}
-	if err := metrics.Register(reg, m.writeRequests, m.eventsRead); err != nil {
+	if err := metrics.Register(reg, m.writeRequests, m.eventsRead, m.observers, m.observeSent); err != nil {
 		return nil, err
 	}
 	return m, nil

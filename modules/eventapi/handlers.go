@@ -77,19 +77,19 @@ func (a *API) readEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	stream := httpkit.StartStream(w)
-	sent := a.streamEvents(r, stream, it)
+	sent, _ := a.streamEvents(r, stream, newPrefetcher(a.emitter), it, nil)
 	a.metrics.eventsRead.WithLabelValues("read-events").Add(float64(sent))
 }
 
 // streamEvents writes an event line per record, formatted ahead by a
-// prefetcher, until the iterator ends, the client leaves, or the service
-// stops (which gets the final error line); a read failure gets an error
-// line too. It returns the number of events sent.
-func (a *API) streamEvents(r *http.Request, stream *httpkit.Stream, it store.RecordIterator) (sent int) {
-	p := prefetchEvents(it, a.emitter)
+// prefetcher, until the iterator ends (ok), the client leaves, or the
+// service stops (which gets the final error line); a read failure gets an
+// error line too. onSent, unless nil, learns the id of every event sent.
+func (a *API) streamEvents(r *http.Request, stream *httpkit.Stream, pf *prefetcher, it store.RecordIterator, onSent func(id uint64)) (sent int, ok bool) {
+	p := pf.start(it)
 	defer p.stop()
 	for b := range p.batches() {
-		err := b.lines(func(line []byte) error {
+		err := b.lines(func(id uint64, line []byte) error {
 			select {
 			case <-r.Context().Done():
 				return r.Context().Err()
@@ -102,20 +102,23 @@ func (a *API) streamEvents(r *http.Request, stream *httpkit.Stream, it store.Rec
 				return err
 			}
 			sent++
+			if onSent != nil {
+				onSent(id)
+			}
 			return nil
 		})
 		readErr := b.err
 		p.recycle(b)
 		if err != nil {
-			return sent
+			return sent, false
 		}
 		if readErr != nil {
 			a.log.Error("read failed", zap.Error(readErr))
 			stream.Error("internal error: storage read failed")
-			return sent
+			return sent, false
 		}
 	}
-	return sent
+	return sent, true
 }
 
 // errStreamEnded stops a stream that has written its final line.

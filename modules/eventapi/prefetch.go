@@ -6,8 +6,9 @@ import (
 )
 
 // Limits of the read-ahead of a stream: lines are formatted in batches of
-// up to batchLines lines or batchBytes bytes, and at most prefetchBatches
-// batches exist per stream, so memory stays flat whatever the result size.
+// up to batchLines lines or batchBytes bytes, and a stream owns at most
+// prefetchBatches batches, reused from one read to the next, so memory
+// stays flat whatever the result size.
 const (
 	batchLines      = 256
 	batchBytes      = 64 << 10
@@ -17,16 +18,17 @@ const (
 // lineBatch holds complete NDJSON lines, one after the other.
 type lineBatch struct {
 	buf  []byte
-	ends []int // end offset of each line in buf
-	err  error // set on the last batch if the iterator failed
+	ends []int    // end offset of each line in buf
+	ids  []uint64 // event id of each line
+	err  error    // set on the last batch if the iterator failed
 }
 
 // lines calls write for every line of the batch in order; it stops at
 // write's first error.
-func (b *lineBatch) lines(write func(line []byte) error) error {
+func (b *lineBatch) lines(write func(id uint64, line []byte) error) error {
 	start := 0
-	for _, end := range b.ends {
-		if err := write(b.buf[start:end]); err != nil {
+	for i, end := range b.ends {
+		if err := write(b.ids[i], b.buf[start:end]); err != nil {
 			return err
 		}
 		start = end
@@ -34,40 +36,47 @@ func (b *lineBatch) lines(write func(line []byte) error) error {
 	return nil
 }
 
-// prefetcher formats the event lines of an iterator in a goroutine of its
+// prefetcher formats the event lines of iterators in a goroutine of its
 // own, ahead of the goroutine that writes them to the client, so that the
-// store and the network are worked on in parallel.
+// store and the network are worked on in parallel. One prefetcher serves a
+// stream; its batches grow as needed and are reused by every read.
 type prefetcher struct {
+	emitter *event.Emitter
+	free    chan *lineBatch
+}
+
+func newPrefetcher(emitter *event.Emitter) *prefetcher {
+	p := &prefetcher{emitter: emitter, free: make(chan *lineBatch, prefetchBatches)}
+	for i := 0; i < prefetchBatches; i++ {
+		p.free <- &lineBatch{}
+	}
+	return p
+}
+
+// prefetch is one read of a prefetcher.
+type prefetch struct {
+	*prefetcher
 	full  chan *lineBatch
-	free  chan *lineBatch
 	done  chan struct{}
 	ended chan struct{}
 }
 
-// prefetchEvents starts reading it; the caller must call stop when done,
-// which also waits for the iterator to be closed.
-func prefetchEvents(it store.RecordIterator, emitter *event.Emitter) *prefetcher {
-	p := &prefetcher{
-		full:  make(chan *lineBatch, prefetchBatches),
-		free:  make(chan *lineBatch, prefetchBatches),
-		done:  make(chan struct{}),
-		ended: make(chan struct{}),
-	}
-	for i := 0; i < prefetchBatches; i++ {
-		p.free <- &lineBatch{buf: make([]byte, 0, batchBytes), ends: make([]int, 0, batchLines)}
-	}
-	go p.run(it, emitter)
-	return p
+// start begins reading it; the caller must call stop when done, which also
+// waits until the iterator is closed.
+func (p *prefetcher) start(it store.RecordIterator) *prefetch {
+	run := &prefetch{prefetcher: p, full: make(chan *lineBatch, prefetchBatches), done: make(chan struct{}), ended: make(chan struct{})}
+	go run.run(it)
+	return run
 }
 
-func (p *prefetcher) run(it store.RecordIterator, emitter *event.Emitter) {
+func (p *prefetch) run(it store.RecordIterator) {
 	defer close(p.ended)
 	defer close(p.full)
 	var b *lineBatch
 	take := func() bool {
 		select {
 		case b = <-p.free:
-			b.buf, b.ends, b.err = b.buf[:0], b.ends[:0], nil
+			b.buf, b.ends, b.ids, b.err = b.buf[:0], b.ends[:0], b.ids[:0], nil
 			return true
 		case <-p.done:
 			return false
@@ -88,11 +97,17 @@ func (p *prefetcher) run(it store.RecordIterator, emitter *event.Emitter) {
 	}
 	for it.Next() {
 		b.buf = append(b.buf, `{"type":"event","payload":`...)
-		b.buf = emitter.Append(b.buf, it.Record())
+		b.buf = p.emitter.Append(b.buf, it.Record())
 		b.buf = append(b.buf, '}', '\n')
 		b.ends = append(b.ends, len(b.buf))
+		b.ids = append(b.ids, it.Record().ID)
 		if len(b.ends) >= batchLines || len(b.buf) >= batchBytes {
-			if !send() || !take() {
+			if !send() {
+				p.free <- b // keep the stream's batches whole
+				_ = it.Close()
+				return
+			}
+			if !take() {
 				_ = it.Close()
 				return
 			}
@@ -100,18 +115,26 @@ func (p *prefetcher) run(it store.RecordIterator, emitter *event.Emitter) {
 	}
 	b.err = it.Close()
 	if len(b.ends) > 0 || b.err != nil {
-		send()
+		if !send() {
+			p.free <- b
+		}
+		return
 	}
+	p.free <- b
 }
 
 // batches delivers the formatted batches; give each back with recycle.
-func (p *prefetcher) batches() <-chan *lineBatch { return p.full }
+func (p *prefetch) batches() <-chan *lineBatch { return p.full }
 
 // recycle returns a written batch for reuse.
-func (p *prefetcher) recycle(b *lineBatch) { p.free <- b }
+func (p *prefetch) recycle(b *lineBatch) { p.free <- b }
 
-// stop ends the read-ahead and waits until the iterator is closed.
-func (p *prefetcher) stop() {
+// stop ends the read and waits until its goroutine is done and every batch
+// it holds is back; batches still queued are taken back too.
+func (p *prefetch) stop() {
 	close(p.done)
 	<-p.ended
+	for b := range p.full {
+		p.free <- b
+	}
 }

@@ -107,13 +107,19 @@ func TestReadMatchesModel(t *testing.T) {
 			}
 
 			for q := 0; q < 200; q++ {
+				// Scans by type, by subject and type, and by subject (served
+				// from the live window, as the whole model fits into it).
 				sc := store.Scan{Type: modelTypes[rng.IntN(len(modelTypes))], From: rng.Uint64N(n + 2), To: rng.Uint64N(n + 2), Descending: rng.IntN(2) == 0}
-				if rng.IntN(2) == 0 {
+				switch rng.IntN(3) {
+				case 0:
 					sc.Subject = querySubjects[rng.IntN(len(querySubjects))]
+				case 1:
+					sc.Subject, sc.Type, sc.Recursive = querySubjects[rng.IntN(len(querySubjects))], "", rng.IntN(2) == 0
 				}
 				var want []string
 				for _, e := range model {
-					if e.kind == sc.Type && (sc.Subject == "" || e.subject == sc.Subject) && e.id >= sc.From && e.id <= sc.To {
+					subjectOK := sc.Subject == "" || e.subject == sc.Subject || (sc.Recursive && within(sc.Subject, e.subject))
+					if (sc.Type == "" || e.kind == sc.Type) && subjectOK && e.id >= sc.From && e.id <= sc.To {
 						want = append(want, fmt.Sprint(e.id))
 					}
 				}

@@ -93,7 +93,7 @@ func (s *Store) LatestID(subject, eventType string) (uint64, bool, error) {
 }
 
 // Scan iterates the durable events selected by sc, whose To is capped at
-// the durable head.
+// the durable head. Recent events come from memory, older ones from storage.
 func (s *Store) Scan(sc Scan) RecordIterator {
 	count := s.Durable()
 	if count == 0 || sc.From >= count {
@@ -102,6 +102,9 @@ func (s *Store) Scan(sc Scan) RecordIterator {
 	sc.To = min(sc.To, count-1)
 	if sc.From > sc.To {
 		return emptyIterator{}
+	}
+	if records, ok := s.recent.scan(sc); ok {
+		return &sliceIterator{records: records}
 	}
 	return s.backend.Scan(sc)
 }

@@ -78,6 +78,7 @@ type Store struct {
 	changed atomic.Pointer[chan struct{}] // closed and replaced when durable advances
 	failure atomic.Pointer[FailureError]
 	size    sizeCache
+	recent  *window // the latest durable records, for readers near the head
 
 	head Head // owned by the writer goroutine
 }
@@ -101,6 +102,7 @@ func New(open Opener, log *zap.Logger, metrics *Metrics) *Store {
 		queue:   make(chan *writeRequest, QueueLength),
 		stop:    make(chan struct{}),
 		stopped: make(chan struct{}),
+		recent:  newWindow(),
 	}
 	changed := make(chan struct{})
 	s.changed.Store(&changed)
@@ -348,6 +350,7 @@ func (s *Store) commit(group []*writeRequest) {
 	done := time.Now()
 	s.metrics.syncDuration.Observe(done.Sub(start).Seconds())
 	s.head = next
+	s.recent.add(written) // before the head moves, so that readers of the new head find them
 	s.durable.Store(next.Count)
 	changed := make(chan struct{})
 	close(*s.changed.Swap(&changed))

@@ -1,0 +1,203 @@
+package eventapi
+
+import (
+	"math"
+	"net/http"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/eventstore-service/eventstore/modules/event"
+	"github.com/eventstore-service/eventstore/modules/httpkit"
+	"github.com/eventstore-service/eventstore/modules/store"
+)
+
+// ObserveEventsPath is the path of the live stream of events.
+const ObserveEventsPath = "/api/v1/observe-events"
+
+// HeartbeatInterval is the idle time after which a stream sends a heartbeat.
+const HeartbeatInterval = time.Second
+
+// ObserveOptions select the events of an observer.
+type ObserveOptions struct {
+	Subject   string
+	Recursive bool
+	Lower     *store.Bound
+	// FromLatest starts at the latest event with its subject and type;
+	// when there is none, ReadEverything starts at the beginning, otherwise
+	// the observer waits for the first such event to be written.
+	FromLatest *store.FromLatest
+}
+
+type observeOptions struct {
+	Recursive       bool            `json:"recursive"`
+	LowerBound      *wireBound      `json:"lowerBound"`
+	FromLatestEvent *wireFromLatest `json:"fromLatestEvent"`
+}
+
+// DecodeObserve turns an observe-events body into observe options.
+func DecodeObserve(body []byte) (ObserveOptions, error) {
+	var req readBody
+	if err := httpkit.DecodeJSON(body, &req); err != nil {
+		return ObserveOptions{}, err
+	}
+	if !event.ValidSubject(req.Subject) {
+		return ObserveOptions{}, badRequest("invalid subject: '%s'", req.Subject)
+	}
+	if err := httpkit.CheckOptions(req.Options, "recursive", "lowerBound", "fromLatestEvent"); err != nil {
+		return ObserveOptions{}, err
+	}
+	var o observeOptions
+	if err := decodeOptions(req.Options, &o); err != nil {
+		return ObserveOptions{}, err
+	}
+	opts := ObserveOptions{Subject: req.Subject, Recursive: o.Recursive}
+	var err error
+	if opts.Lower, err = decodeBound(o.LowerBound); err != nil {
+		return ObserveOptions{}, err
+	}
+	if opts.FromLatest, err = decodeFromLatest(o.FromLatestEvent, "wait-for-event"); err != nil {
+		return ObserveOptions{}, err
+	}
+	if opts.FromLatest != nil && opts.Lower != nil {
+		return ObserveOptions{}, badRequest("invalid request: lowerBound and fromLatestEvent cannot be combined")
+	}
+	return opts, nil
+}
+
+// observeEvents is POST /api/v1/observe-events: the matching durable
+// events, then every matching event as it becomes durable, in id order,
+// with a heartbeat after each idle second. The observer follows the store by
+// position: woken when the durable head moves, it reads what it has not
+// sent yet (from the store's live window, or from storage when it fell
+// behind), so it needs no queue of its own and never holds a writer up.
+func (a *API) observeEvents(w http.ResponseWriter, r *http.Request) {
+	body, err := httpkit.ReadBody(r)
+	if err != nil {
+		httpkit.WriteError(w, err)
+		return
+	}
+	opts, err := DecodeObserve(body)
+	if err != nil {
+		httpkit.WriteError(w, err)
+		return
+	}
+	stream := httpkit.StartStream(w)
+	a.metrics.observers.Inc()
+	defer a.metrics.observers.Dec()
+
+	liveFrom := a.store.Durable() // events from here on count as live
+	o := observer{api: a, r: r, stream: stream, opts: opts, liveFrom: liveFrom, lines: newPrefetcher(a.emitter)}
+	if err := o.start(); err != nil {
+		a.log.Error("observe failed", zap.Error(err))
+		stream.Error("internal error: storage read failed")
+		return
+	}
+	o.follow()
+}
+
+// observer is the state of one observe stream.
+type observer struct {
+	api      *API
+	r        *http.Request
+	stream   *httpkit.Stream
+	opts     ObserveOptions
+	liveFrom uint64
+	lines    *prefetcher // the stream's line batches, reused by every catch-up
+	position uint64      // the next id to consider
+	waiting  bool        // for the first event of opts.FromLatest
+}
+
+// start sets the first position from the options.
+func (o *observer) start() error {
+	switch {
+	case o.opts.Lower != nil && o.opts.Lower.Inclusive:
+		o.position = o.opts.Lower.ID
+	case o.opts.Lower != nil:
+		o.position = o.opts.Lower.ID + 1
+		if o.opts.Lower.ID == math.MaxUint64 {
+			o.position = math.MaxUint64
+		}
+	case o.opts.FromLatest != nil:
+		id, found, err := o.api.store.LatestID(o.opts.FromLatest.Subject, o.opts.FromLatest.Type)
+		switch {
+		case err != nil:
+			return err
+		case found:
+			o.position = id
+		case !o.opts.FromLatest.ReadEverything:
+			o.waiting, o.position = true, o.liveFrom
+		}
+	}
+	return nil
+}
+
+// follow streams until the client leaves, the service stops or a read fails.
+func (o *observer) follow() {
+	heartbeat := time.NewTimer(HeartbeatInterval)
+	defer heartbeat.Stop()
+	for {
+		changed := o.api.store.Changed() // before reading the head, so no advance is missed
+		durable := o.api.store.Durable()
+		if o.position < durable {
+			ok, err := o.catchUp(durable)
+			if err != nil {
+				o.api.log.Error("observe failed", zap.Error(err))
+				o.stream.Error("internal error: storage read failed")
+				return
+			}
+			if !ok {
+				return
+			}
+			heartbeat.Reset(HeartbeatInterval)
+			continue
+		}
+		select {
+		case <-changed:
+		case <-heartbeat.C:
+			if o.stream.Line("heartbeat", []byte("{}")) != nil {
+				return
+			}
+			heartbeat.Reset(HeartbeatInterval)
+		case <-o.r.Context().Done():
+			return
+		case <-o.api.stopping:
+			o.stream.Error(httpkit.ErrShuttingDown.Message)
+			return
+		}
+	}
+}
+
+// catchUp sends the matching events from the position up to durable; while
+// waiting for the awaited event it only looks for it. ok is false when the
+// stream ended.
+func (o *observer) catchUp(durable uint64) (ok bool, err error) {
+	if o.waiting {
+		fl := o.opts.FromLatest
+		it := o.api.store.Scan(store.Scan{Subject: fl.Subject, Type: fl.Type, From: o.position, To: durable - 1})
+		found := it.Next()
+		var id uint64
+		if found {
+			id = it.Record().ID
+		}
+		if err := it.Close(); err != nil {
+			return false, err
+		}
+		if !found {
+			o.position = durable
+			return true, nil
+		}
+		o.waiting, o.position = false, id
+	}
+	it := o.api.store.Scan(store.Scan{Subject: o.opts.Subject, Recursive: o.opts.Recursive, From: o.position, To: durable - 1})
+	var live int
+	sent, ok := o.api.streamEvents(o.r, o.stream, o.lines, it, func(id uint64) {
+		if id >= o.liveFrom {
+			live++
+		}
+	})
+	o.api.metrics.eventsRead.WithLabelValues("observe-events").Add(float64(sent))
+	o.api.metrics.observeSent.Add(float64(live))
+	o.position = durable
+	return ok, nil
+}
