@@ -21,12 +21,14 @@ func benchCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "url", Usage: "base URL of a running service (default: start one)"},
 			&cli.StringFlag{Name: "token", Usage: "API token of the service at --url"},
-			&cli.StringSliceFlag{Name: "scenario", Value: cli.NewStringSlice("write", "batch", "read"), Usage: "scenarios to run: write, batch, read"},
+			&cli.StringSliceFlag{Name: "scenario", Value: cli.NewStringSlice("write", "batch", "read", "observe"), Usage: "scenarios to run: write, batch, read, observe"},
 			&cli.DurationFlag{Name: "duration", Value: 10 * time.Second, Usage: "duration of each write scenario"},
 			&cli.IntFlag{Name: "clients", Value: 64, Usage: "concurrent clients of the write scenario (one event per request)"},
 			&cli.IntFlag{Name: "batch-clients", Value: 16, Usage: "concurrent clients of the batch scenario"},
 			&cli.IntFlag{Name: "batch-size", Value: 100, Usage: "events per request of the batch scenario"},
 			&cli.IntFlag{Name: "read-events", Value: 100_000, Usage: "events of the subject the read scenario reads"},
+			&cli.IntFlag{Name: "observers", Value: 100, Usage: "observers of the observe scenario"},
+			&cli.IntFlag{Name: "observe-rate", Value: 1000, Usage: "events per second written in the observe scenario"},
 		},
 		Action: runBench,
 	}
@@ -86,9 +88,41 @@ func runBench(c *cli.Context) error {
 			}
 			before := usage()
 			report(target.Read(c.Context, fmt.Sprintf("read subject of %d", n), subject, 5), before)
+		case "observe":
+			if err := runObserve(c, target, server); err != nil {
+				return cli.Exit("eventstore: bench: "+err.Error(), 1)
+			}
 		default:
-			return usageError(fmt.Errorf("unknown scenario %q (write, batch, read)", scenario))
+			return usageError(fmt.Errorf("unknown scenario %q (write, batch, read, observe)", scenario))
 		}
+	}
+	return nil
+}
+
+// runObserve runs the observe scenario and reports the server's CPU and
+// memory per observer when bench started the server.
+func runObserve(c *cli.Context, target bench.Target, server *bench.Server) error {
+	observers := c.Int("observers")
+	var before, open bench.Usage
+	if server != nil {
+		before, _ = server.Usage()
+	}
+	res, err := target.Observe(c.Context, observers, c.Int("observe-rate"), c.Duration("duration"), func() {
+		if server != nil {
+			open, _ = server.Usage()
+		}
+	})
+	if err != nil {
+		return err
+	}
+	out := c.App.Writer
+	fmt.Fprintln(out, res)
+	if server != nil {
+		after, _ := server.Usage()
+		cpu := after.CPU - open.CPU
+		fmt.Fprintf(out, "%-28s server CPU %6.2f s (%4.1f%% of one core; %.2f%% per observer), RSS +%.1f MiB for %d observers (%.0f KiB each)\n", "",
+			cpu.Seconds(), 100*cpu.Seconds()/res.Elapsed.Seconds(), 100*cpu.Seconds()/res.Elapsed.Seconds()/float64(observers),
+			float64(open.RSS-before.RSS)/(1<<20), observers, float64(open.RSS-before.RSS)/1024/float64(observers))
 	}
 	return nil
 }

@@ -104,6 +104,7 @@ type observer struct {
 	opts     ObserveOptions
 	liveFrom uint64
 	lines    *prefetcher // the stream's line batches, reused by every catch-up
+	line     []byte      // scratch of inline catch-ups
 	position uint64      // the next id to consider
 	waiting  bool        // for the first event of opts.FromLatest
 }
@@ -191,13 +192,47 @@ func (o *observer) catchUp(durable uint64) (ok bool, err error) {
 	}
 	it := o.api.store.Scan(store.Scan{Subject: o.opts.Subject, Recursive: o.opts.Recursive, From: o.position, To: durable - 1})
 	var live int
-	sent, ok := o.api.streamEvents(o.r, o.stream, o.lines, it, func(id uint64) {
+	countLive := func(id uint64) {
 		if id >= o.liveFrom {
 			live++
 		}
-	})
+	}
+	var sent int
+	if durable-o.position <= inlineCatchUp {
+		sent, ok, err = o.streamInline(it, countLive)
+	} else {
+		sent, ok = o.api.streamEvents(o.r, o.stream, o.lines, it, countLive)
+	}
 	o.api.metrics.eventsRead.WithLabelValues("observe-events").Add(float64(sent))
 	o.api.metrics.observeSent.Add(float64(live))
 	o.position = durable
-	return ok, nil
+	return ok, err
+}
+
+// inlineCatchUp is the largest catch-up an observer writes itself; larger
+// ones are formatted ahead by the stream's prefetcher.
+const inlineCatchUp = 64
+
+// streamInline writes the few events of it without a prefetch goroutine:
+// the usual case of an observer following the head.
+func (o *observer) streamInline(it store.RecordIterator, onSent func(id uint64)) (sent int, ok bool, err error) {
+	for it.Next() {
+		select {
+		case <-o.r.Context().Done():
+			return sent, false, it.Close()
+		case <-o.api.stopping:
+			o.stream.Error(httpkit.ErrShuttingDown.Message)
+			return sent, false, it.Close()
+		default:
+		}
+		o.line = append(o.line[:0], `{"type":"event","payload":`...)
+		o.line = o.api.emitter.Append(o.line, it.Record())
+		o.line = append(o.line, '}', '\n')
+		if err := o.stream.WriteLine(o.line); err != nil {
+			return sent, false, it.Close()
+		}
+		sent++
+		onSent(it.Record().ID)
+	}
+	return sent, true, it.Close()
 }
