@@ -21,7 +21,7 @@ func benchCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "url", Usage: "base URL of a running service (default: start one)"},
 			&cli.StringFlag{Name: "token", Usage: "API token of the service at --url"},
-			&cli.StringSliceFlag{Name: "scenario", Value: cli.NewStringSlice("write", "batch", "read", "observe"), Usage: "scenarios to run: write, batch, read, observe"},
+			&cli.StringSliceFlag{Name: "scenario", Value: cli.NewStringSlice("write", "batch", "schema", "read", "observe"), Usage: "scenarios to run: write, batch, schema, read, observe"},
 			&cli.DurationFlag{Name: "duration", Value: 10 * time.Second, Usage: "duration of each write scenario"},
 			&cli.IntFlag{Name: "clients", Value: 64, Usage: "concurrent clients of the write scenario (one event per request)"},
 			&cli.IntFlag{Name: "batch-clients", Value: 16, Usage: "concurrent clients of the batch scenario"},
@@ -76,10 +76,18 @@ func runBench(c *cli.Context) error {
 		switch scenario {
 		case "write":
 			before := usage()
-			report(target.Write(c.Context, fmt.Sprintf("write 1/request x%d", c.Int("clients")), c.Int("clients"), 1, c.Duration("duration")), before)
+			report(target.Write(c.Context, fmt.Sprintf("write 1/request x%d", c.Int("clients")), bench.EventType, c.Int("clients"), 1, c.Duration("duration")), before)
 		case "batch":
 			before := usage()
-			report(target.Write(c.Context, fmt.Sprintf("write %d/request x%d", c.Int("batch-size"), c.Int("batch-clients")), c.Int("batch-clients"), c.Int("batch-size"), c.Duration("duration")), before)
+			report(target.Write(c.Context, fmt.Sprintf("write %d/request x%d", c.Int("batch-size"), c.Int("batch-clients")), bench.EventType, c.Int("batch-clients"), c.Int("batch-size"), c.Duration("duration")), before)
+		case "schema":
+			// The batch scenario on a type bound to a schema the events match.
+			validated := fmt.Sprintf("io.eventstore.bench.validated%d", time.Now().UnixNano())
+			if err := target.RegisterSchema(c.Context, validated, bench.EventSchema); err != nil {
+				return cli.Exit("eventstore: bench: "+err.Error(), 1)
+			}
+			before := usage()
+			report(target.Write(c.Context, fmt.Sprintf("schema %d/request x%d", c.Int("batch-size"), c.Int("batch-clients")), validated, c.Int("batch-clients"), c.Int("batch-size"), c.Duration("duration")), before)
 		case "read":
 			n := c.Int("read-events")
 			subject := fmt.Sprintf("/bench/read/%d", time.Now().UnixNano())
@@ -93,7 +101,7 @@ func runBench(c *cli.Context) error {
 				return cli.Exit("eventstore: bench: "+err.Error(), 1)
 			}
 		default:
-			return usageError(fmt.Errorf("unknown scenario %q (write, batch, read, observe)", scenario))
+			return usageError(fmt.Errorf("unknown scenario %q (write, batch, schema, read, observe)", scenario))
 		}
 	}
 	return nil

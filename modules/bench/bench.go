@@ -74,15 +74,24 @@ func newClient(connections int) *http.Client {
 	}
 }
 
-// writeBody returns a write-events body of n events on subject.
-func writeBody(subject string, n int) []byte {
+// EventType is the type of the events the write scenarios write.
+const EventType = "io.eventstore.bench.recorded"
+
+// EventSchema matches the events the write scenarios write.
+const EventSchema = `{"type":"object","properties":{"amount":{"type":"integer","minimum":0},"currency":{"type":"string","enum":["EUR","USD"]},` +
+	`"customer":{"type":"string","pattern":"^c-[0-9]+$"},"note":{"type":"string","maxLength":200},` +
+	`"items":{"type":"array","items":{"type":"object","properties":{"sku":{"type":"string"},"qty":{"type":"integer","minimum":1}},"required":["sku","qty"]}}},` +
+	`"required":["amount","currency","customer","items"],"additionalProperties":false}`
+
+// writeBody returns a write-events body of n events of eventType on subject.
+func writeBody(subject, eventType string, n int) []byte {
 	var b strings.Builder
 	b.WriteString(`{"events":[`)
 	for i := 0; i < n; i++ {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		fmt.Fprintf(&b, `{"source":"https://bench.eventstore.example","subject":%q,"type":"io.eventstore.bench.recorded","data":{"amount":%d,"currency":"EUR","customer":"c-%06d","note":"an ordinary event of a few hundred bytes","items":[{"sku":"a-1","qty":1},{"sku":"b-2","qty":3}]}}`, subject, i, i)
+		fmt.Fprintf(&b, `{"source":"https://bench.eventstore.example","subject":%q,"type":%q,"data":{"amount":%d,"currency":"EUR","customer":"c-%06d","note":"an ordinary event of a few hundred bytes","items":[{"sku":"a-1","qty":1},{"sku":"b-2","qty":3}]}}`, subject, eventType, i, i)
 	}
 	b.WriteString(`]}`)
 	return []byte(b.String())
@@ -98,9 +107,9 @@ func (t Target) post(ctx context.Context, client *http.Client, path string, body
 	return client.Do(req)
 }
 
-// Write runs clients that each write batch events per request for duration,
-// every client on a subject of its own, and returns the result.
-func (t Target) Write(ctx context.Context, name string, clients, batch int, duration time.Duration) Result {
+// Write runs clients that each write batch events of eventType per request
+// for duration, every client on a subject of its own, and returns the result.
+func (t Target) Write(ctx context.Context, name, eventType string, clients, batch int, duration time.Duration) Result {
 	client := newClient(clients)
 	var (
 		wg        sync.WaitGroup
@@ -116,7 +125,7 @@ func (t Target) Write(ctx context.Context, name string, clients, batch int, dura
 		wg.Add(1)
 		go func(c int) {
 			defer wg.Done()
-			body := writeBody(fmt.Sprintf("/bench/writer-%d/client-%d", batch, c), batch)
+			body := writeBody(fmt.Sprintf("/bench/writer-%d/client-%d", batch, c), eventType, batch)
 			own := make([]time.Duration, 0, 4096)
 			for ctx.Err() == nil {
 				begin := time.Now()
@@ -154,7 +163,7 @@ func (t Target) Write(ctx context.Context, name string, clients, batch int, dura
 // many events on other subjects, so that reading subject skips over them.
 func (t Target) Fill(ctx context.Context, subject string, n int) error {
 	client := newClient(2)
-	own, other := writeBody(subject, 1000), writeBody(subject+"-neighbour", 1000)
+	own, other := writeBody(subject, EventType, 1000), writeBody(subject+"-neighbour", EventType, 1000)
 	for written := 0; written < n; written += 1000 {
 		for _, body := range [][]byte{own, other} {
 			resp, err := t.post(ctx, client, "/api/v1/write-events", body)
@@ -195,6 +204,20 @@ func (t Target) heapInUse(client *http.Client) (int64, error) {
 		}
 	}
 	return 0, fmt.Errorf("no go_memstats_heap_inuse_bytes in the metrics")
+}
+
+// RegisterSchema binds schema to eventType.
+func (t Target) RegisterSchema(ctx context.Context, eventType, schema string) error {
+	resp, err := t.post(ctx, newClient(1), "/api/v1/register-event-schema", []byte(`{"eventType":"`+eventType+`","schema":`+schema+`}`))
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("register schema: %d %s", resp.StatusCode, body)
+	}
+	return nil
 }
 
 // Read reads subject rounds times with read-events and returns the result;

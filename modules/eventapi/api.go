@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
+	"github.com/eventstore-service/eventstore/modules/envelope"
 	"github.com/eventstore-service/eventstore/modules/event"
 	"github.com/eventstore-service/eventstore/modules/httpkit"
 	"github.com/eventstore-service/eventstore/modules/jsonscan"
@@ -31,6 +32,7 @@ const (
 type API struct {
 	store        *store.Store
 	emitter      *event.Emitter
+	events       *envelope.Builder
 	maxEventSize int64
 	stopping     <-chan struct{}
 	metrics      *Metrics
@@ -47,9 +49,10 @@ type Options struct {
 	Stopping <-chan struct{}
 }
 
-// New returns the API over s, emitting events with emitter.
-func New(s *store.Store, emitter *event.Emitter, metrics *Metrics, log *zap.Logger, opts Options) *API {
-	a := &API{store: s, emitter: emitter, maxEventSize: opts.MaxEventSize, stopping: opts.Stopping, metrics: metrics, log: log}
+// New returns the API over s, emitting events with emitter and management
+// events with events.
+func New(s *store.Store, emitter *event.Emitter, events *envelope.Builder, metrics *Metrics, log *zap.Logger, opts Options) *API {
+	a := &API{store: s, emitter: emitter, events: events, maxEventSize: opts.MaxEventSize, stopping: opts.Stopping, metrics: metrics, log: log}
 	a.scanners.New = func() any { return jsonscan.New(nil) }
 	return a
 }
@@ -61,6 +64,9 @@ func (a *API) Routes() []httpkit.Route {
 		{Method: http.MethodPost, Path: ReadEventsPath, Handler: http.HandlerFunc(a.readEvents)},
 		{Method: http.MethodPost, Path: ObserveEventsPath, Handler: http.HandlerFunc(a.observeEvents)},
 		{Method: http.MethodPost, Path: ReadSubjectsPath, Handler: http.HandlerFunc(a.readSubjects)},
+		{Method: http.MethodPost, Path: RegisterEventSchemaPath, Handler: http.HandlerFunc(a.registerEventSchema)},
+		{Method: http.MethodPost, Path: ReadEventTypesPath, Handler: http.HandlerFunc(a.readEventTypes)},
+		{Method: http.MethodPost, Path: ReadEventTypePath, Handler: http.HandlerFunc(a.readEventType)},
 	}
 }
 
@@ -104,13 +110,21 @@ const (
 // gives for it, and the outcome label of write metrics.
 func storeError(err error) (*httpkit.Error, string) {
 	var (
-		apiErr  *httpkit.Error
-		failure *store.FailureError
-		errno   syscall.Errno
+		apiErr    *httpkit.Error
+		failure   *store.FailureError
+		errno     syscall.Errno
+		candidate *store.CandidateConflictError
+		existing  *store.ExistingConflictError
 	)
 	switch {
 	case errors.As(err, &apiErr):
 		return apiErr, resultInvalid
+	case errors.As(err, &candidate):
+		return httpkit.Errorf(http.StatusConflict, "schema conflict: event candidate does not match schema: %s", candidate.Msg), resultSchemaConflict
+	case errors.As(err, &existing):
+		return httpkit.Errorf(http.StatusConflict, "schema conflict: existing events do not match schema: %d: %s", existing.ID, existing.Msg), resultSchemaConflict
+	case errors.Is(err, store.ErrSchemaExists):
+		return httpkit.Errorf(http.StatusConflict, "schema conflict: schema already exists"), resultSchemaConflict
 	case errors.Is(err, store.ErrPreconditionFailed):
 		return httpkit.Errorf(http.StatusConflict, "state conflict: precondition failed"), resultPreconditionFailed
 	case errors.Is(err, store.ErrClosed):

@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
+	"github.com/eventstore-service/eventstore/modules/envelope"
 	"github.com/eventstore-service/eventstore/modules/event"
 	"github.com/eventstore-service/eventstore/modules/jsonscan"
 	"github.com/eventstore-service/eventstore/modules/store"
@@ -26,7 +27,7 @@ func benchAPI(b *testing.B) *API {
 	}
 	b.Cleanup(func() { _ = s.Close(context.Background()) })
 	m, _ := NewMetrics(reg)
-	return New(s, event.NewEmitter(nil), m, zap.NewNop(), Options{MaxEventSize: 1 << 20})
+	return New(s, event.NewEmitter(nil), envelope.NewBuilder(), m, zap.NewNop(), Options{MaxEventSize: 1 << 20})
 }
 
 const benchEvent = `{"source":"https://bench.eventstore.example","subject":"/bench/api/1","type":"io.eventstore.bench.recorded","data":{"amount":1,"currency":"EUR","customer":"c-000001","note":"an ordinary event of a few hundred bytes","items":[{"sku":"a-1","qty":1},{"sku":"b-2","qty":3}]}}`

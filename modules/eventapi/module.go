@@ -5,6 +5,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/eventstore-service/eventstore/modules/config"
+	"github.com/eventstore-service/eventstore/modules/envelope"
 	"github.com/eventstore-service/eventstore/modules/event"
 	"github.com/eventstore-service/eventstore/modules/httpkit"
 	"github.com/eventstore-service/eventstore/modules/httpserver"
@@ -18,8 +19,8 @@ var Module = fx.Module("eventapi",
 	fx.Provide(
 		func(cfg config.Config) *event.Emitter { return event.NewEmitter(cfg.SigningKey) },
 		NewMetrics,
-		func(s *store.Store, e *event.Emitter, m *Metrics, log *zap.Logger, cfg config.Config, state *lifecycle.State) *API {
-			return New(s, e, m, log.Named("eventapi"), Options{MaxEventSize: cfg.MaxEventSize, Stopping: state.Stopping()})
+		func(s *store.Store, e *event.Emitter, b *envelope.Builder, m *Metrics, log *zap.Logger, cfg config.Config, state *lifecycle.State) *API {
+			return New(s, e, b, m, log.Named("eventapi"), Options{MaxEventSize: cfg.MaxEventSize, Stopping: state.Stopping()})
 		},
 		httpserver.AsRoutes(func(a *API) []httpkit.Route { return a.Routes() }),
 	),

@@ -492,3 +492,16 @@ func AppendString(out []byte, s string) []byte {
 	out = append(out, s[start:]...)
 	return append(out, '"')
 }
+
+// CanonicalValue returns the canonical bytes of any JSON value raw.
+func CanonicalValue(raw []byte) ([]byte, error) {
+	c := New(raw)
+	out, err := c.Canonical(make([]byte, 0, len(raw)))
+	if err != nil {
+		return nil, err
+	}
+	if err := c.End(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}

@@ -3,6 +3,7 @@ package jsonscan
 import (
 	"bytes"
 	"strings"
+	"unicode/utf8"
 )
 
 // Scanner reads one JSON document from a byte slice. Its methods consume
@@ -12,6 +13,7 @@ type Scanner struct {
 	pos    int
 	levels []*level // scratch of Canonical, by nesting depth
 	text   []byte   // scratch of decoded strings
+	key    []byte   // scratch of decoded object keys
 }
 
 // New returns a Scanner over in.
@@ -71,6 +73,12 @@ func (c *Scanner) End() error {
 // Object reads an object, calling member for each key; member must consume
 // the key's value (with any method of the Scanner).
 func (c *Scanner) Object(member func(key string) error) error {
+	return c.ObjectBytes(func(key []byte) error { return member(string(key)) })
+}
+
+// ObjectBytes is Object with the key as bytes, valid only until member
+// consumes the key's value; it spares the allocation of a string per key.
+func (c *Scanner) ObjectBytes(member func(key []byte) error) error {
 	if err := c.expect(KindObject, "object"); err != nil {
 		return err
 	}
@@ -82,7 +90,7 @@ func (c *Scanner) Object(member func(key string) error) error {
 		if c.Peek() != KindString {
 			return c.syntaxError("where an object key was expected")
 		}
-		key, err := c.string()
+		key, err := c.stringBytes(&c.key)
 		if err != nil {
 			return err
 		}
@@ -153,6 +161,34 @@ func (c *Scanner) String() (s string, null bool, err error) {
 		return "", false, c.syntaxError("where a value was expected")
 	}
 	return "", false, c.typeError("string")
+}
+
+// StringBytes reads a string into the Scanner's scratch buffer: the bytes
+// are valid until the next string is read. Any other value is a *TypeError.
+func (c *Scanner) StringBytes() ([]byte, error) {
+	if err := c.expect(KindString, "string"); err != nil {
+		return nil, err
+	}
+	return c.stringBytes(&c.text)
+}
+
+// stringBytes reads the string at the current position: a slice of the
+// input when it has no escapes or non-ASCII bytes, else decoded into *buf.
+func (c *Scanner) stringBytes(buf *[]byte) ([]byte, error) {
+	start := c.pos + 1
+	for i := start; i < len(c.in); i++ {
+		ch := c.in[i]
+		if ch == '"' {
+			c.pos = i + 1
+			return c.in[start:i], nil
+		}
+		if ch < 0x20 || ch == '\\' || ch >= utf8.RuneSelf {
+			break
+		}
+	}
+	decoded, err := c.decodeString((*buf)[:0])
+	*buf = decoded
+	return decoded, err
 }
 
 // Bool reads a boolean; null reads as false. Any other value is a *TypeError.

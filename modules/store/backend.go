@@ -58,9 +58,14 @@ type StringIterator interface {
 type Backend interface {
 	// Head returns the committed head.
 	Head() (Head, error)
-	// Commit stores the records, their index entries and the new head in one
-	// atomic, synced write. An error means the outcome is unknown.
-	Commit(records []Written, head Head) error
+	// Commit stores the records, their index entries, the schemas registered
+	// with them and the new head in one atomic, synced write. An error means
+	// the outcome is unknown.
+	Commit(records []Written, head Head, schemas []SchemaWritten) error
+	// Schemas returns every registered schema.
+	Schemas() ([]SchemaWritten, error)
+	// EventTypes iterates the types of written events in byte order.
+	EventTypes() StringIterator
 	// Record returns the record with id, and false if there is none.
 	Record(id uint64) (event.Record, bool, error)
 	// Scan iterates the records selected by s in id order.

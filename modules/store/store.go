@@ -29,6 +29,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/eventstore-service/eventstore/modules/event"
+	"github.com/eventstore-service/eventstore/modules/schema"
 )
 
 // Limits of the writer.
@@ -78,14 +79,18 @@ type Store struct {
 	changed atomic.Pointer[chan struct{}] // closed and replaced when durable advances
 	failure atomic.Pointer[FailureError]
 	size    sizeCache
-	recent  *window // the latest durable records, for readers near the head
+	recent  *window   // the latest durable records, for readers near the head
+	schemas *registry // the committed schemas by event type
 
 	head Head // owned by the writer goroutine
 }
 
+// writeRequest is a write, or a schema registration, waiting for the writer.
 type writeRequest struct {
 	candidates    []event.Candidate
 	preconditions []Precondition
+	schemaVersion uint64        // of the registry the candidates were validated against
+	register      *registration // set for a registration instead of a write
 	enqueued      time.Time
 	records       []event.Record
 	err           error
@@ -103,6 +108,7 @@ func New(open Opener, log *zap.Logger, metrics *Metrics) *Store {
 		stop:    make(chan struct{}),
 		stopped: make(chan struct{}),
 		recent:  newWindow(),
+		schemas: newRegistry(),
 	}
 	changed := make(chan struct{})
 	s.changed.Store(&changed)
@@ -159,6 +165,24 @@ func recordAt(b Backend, id uint64) (event.Record, error) {
 	return r, nil
 }
 
+// loadSchemas compiles the stored schemas into the registry.
+func (s *Store) loadSchemas(b Backend) error {
+	stored, err := b.Schemas()
+	if err != nil {
+		return fmt.Errorf("read schemas: %w", err)
+	}
+	compiled := make(map[string]*schema.Schema, len(stored))
+	for _, sw := range stored {
+		sch, err := schema.Compile(sw.Raw)
+		if err != nil {
+			return corruption("stored schema of %s: %v", sw.Type, err)
+		}
+		compiled[sw.Type] = sch
+	}
+	s.schemas.add(compiled)
+	return nil
+}
+
 // Start opens the backend, checks that the head matches the last stored
 // event (a mismatch is a *CorruptionError), and runs the writer.
 func (s *Store) Start(context.Context) error {
@@ -169,6 +193,9 @@ func (s *Store) Start(context.Context) error {
 	head, err := backend.Head()
 	if err == nil {
 		err = checkHead(backend, head)
+	}
+	if err == nil {
+		err = s.loadSchemas(backend)
 	}
 	if err != nil {
 		return errors.Join(err, backend.Close())
@@ -214,15 +241,22 @@ func (s *Store) Changed() <-chan struct{} { return *s.changed.Load() }
 // Failure returns the error that stopped the store, or nil while it works.
 func (s *Store) Failure() *FailureError { return s.failure.Load() }
 
-// Write appends candidates atomically if every precondition holds, and
-// returns their records once they are durable. It fails with
+// Write appends candidates atomically if each matches the schema of its
+// type and every precondition holds, and returns their records once they
+// are durable. It fails with a *CandidateConflictError,
 // ErrPreconditionFailed, ErrClosed, a *FailureError, or ctx's error while
 // waiting for a place in the queue (then nothing was written).
 func (s *Store) Write(ctx context.Context, candidates []event.Candidate, preconditions []Precondition) ([]event.Record, error) {
 	if f := s.failure.Load(); f != nil {
 		return nil, f
 	}
-	w := &writeRequest{candidates: candidates, preconditions: preconditions, done: make(chan struct{})}
+	// Validate here, in the caller's goroutine; the writer checks again only
+	// if a schema was registered in between.
+	version := s.schemas.version.Load()
+	if err := validateCandidates(candidates, s.schemas.get); err != nil {
+		return nil, err
+	}
+	w := &writeRequest{candidates: candidates, preconditions: preconditions, schemaVersion: version, done: make(chan struct{})}
 	if err := s.enqueue(ctx, w); err != nil {
 		return nil, err
 	}
@@ -299,11 +333,19 @@ func (s *Store) commit(group []*writeRequest) {
 	}
 
 	pending := pendingState{}
+	registered := map[string]*schema.Schema{} // by earlier requests of the group
+	schemaOf := func(eventType string) *schema.Schema {
+		if sch := registered[eventType]; sch != nil {
+			return sch
+		}
+		return s.schemas.get(eventType)
+	}
 	next := s.head
 	var (
-		written  []Written
-		accepted []*writeRequest
-		size     int
+		written       []Written
+		registrations []SchemaWritten
+		accepted      []*writeRequest
+		size          int
 	)
 	for _, w := range group {
 		for _, c := range w.candidates {
@@ -313,6 +355,22 @@ func (s *Store) commit(group []*writeRequest) {
 	buf := make([]byte, 0, size)
 	lastHash := []byte(next.LastHash)
 	for _, w := range group {
+		if r := w.register; r != nil {
+			if err := s.checkRegistration(r, schemaOf, written); err != nil {
+				w.err = err
+				continue
+			}
+			registered[r.eventType] = r.schema
+			registrations = append(registrations, SchemaWritten{Type: r.eventType, Raw: r.schema.Raw})
+			accepted = append(accepted, w)
+			continue
+		}
+		if w.schemaVersion != s.schemas.version.Load() || len(registered) > 0 {
+			if err := validateCandidates(w.candidates, schemaOf); err != nil {
+				w.err = err
+				continue
+			}
+		}
 		if err := s.check(w.preconditions, pending); err != nil {
 			w.err = err
 			continue
@@ -332,13 +390,13 @@ func (s *Store) commit(group []*writeRequest) {
 		}
 		accepted = append(accepted, w)
 	}
-	if len(written) == 0 {
+	if len(written) == 0 && len(registrations) == 0 {
 		return
 	}
 	next.LastHash = string(lastHash)
 
 	start := time.Now()
-	if err := s.backend.Commit(written, next); err != nil {
+	if err := s.backend.Commit(written, next, registrations); err != nil {
 		f := s.fail(err)
 		// Requests that failed a precondition were checked against writes
 		// that may not exist: they get the failure too.
@@ -350,6 +408,9 @@ func (s *Store) commit(group []*writeRequest) {
 	done := time.Now()
 	s.metrics.syncDuration.Observe(done.Sub(start).Seconds())
 	s.head = next
+	if len(registrations) > 0 {
+		s.schemas.add(registered)
+	}
 	s.recent.add(written) // before the head moves, so that readers of the new head find them
 	s.durable.Store(next.Count)
 	changed := make(chan struct{})
@@ -359,6 +420,30 @@ func (s *Store) commit(group []*writeRequest) {
 	for _, w := range accepted {
 		s.metrics.writeDuration.Observe(done.Sub(w.enqueued).Seconds())
 	}
+}
+
+// checkRegistration refuses a second schema for a type, and a schema that
+// an event stored (since the caller's check) or written earlier in the
+// group does not match.
+func (s *Store) checkRegistration(r *registration, schemaOf func(string) *schema.Schema, pendingWritten []Written) error {
+	if schemaOf(r.eventType) != nil {
+		return ErrSchemaExists
+	}
+	if err := s.validateStored(r.eventType, r.schema, r.validatedUpTo, s.head.Count); err != nil {
+		var conflict *ExistingConflictError
+		if errors.As(err, &conflict) {
+			return err
+		}
+		return s.fail(err)
+	}
+	for _, w := range pendingWritten {
+		if w.Type == r.eventType {
+			if err := validateRecord(w.Record, r.schema); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // fail stops the store for good and logs it once.

@@ -397,7 +397,7 @@ func TestCorruptHeadRefusesToOpen(t *testing.T) {
 	_, r := event.Seal(nil, candidate("/a", "io.example.x", `{}`), 0, time.Now(), []byte(event.ZeroHash))
 	// A head that claims a different hash than the event it covers.
 	if err := backend.Commit([]store.Written{{Record: r, Subject: "/a", Type: "io.example.x"}},
-		store.Head{Count: 1, LastHash: strings.Repeat("ab", 32), LastTime: time.Now()}); err != nil {
+		store.Head{Count: 1, LastHash: strings.Repeat("ab", 32), LastTime: time.Now()}, nil); err != nil {
 		t.Fatal(err)
 	}
 	backend.Close()
@@ -417,7 +417,7 @@ func TestCorruptHeadRefusesToOpen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := backend.Commit(nil, store.Head{Count: 0, LastHash: event.ZeroHash}); err != nil {
+	if err := backend.Commit(nil, store.Head{Count: 0, LastHash: event.ZeroHash}, nil); err != nil {
 		t.Fatal(err)
 	}
 	backend.Close()

@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/eventstore-service/eventstore/modules/event"
+	"github.com/eventstore-service/eventstore/modules/schema"
 )
 
 // IndexVerifier is implemented by backends that can check their indexes
@@ -17,13 +18,24 @@ type IndexVerifier interface {
 }
 
 // Verify checks a whole store offline: ids contiguous from 0, every hash
-// recomputed, every predecessor link, strictly increasing times, the head,
-// and the backend's indexes if it implements IndexVerifier. It returns the
+// recomputed, every predecessor link, strictly increasing times, every event
+// of a type with a schema against it, the head, and the backend's indexes if
+// it implements IndexVerifier. It returns the
 // number of events and the first problem found as a *CorruptionError.
 func Verify(ctx context.Context, b Backend) (uint64, error) {
 	head, err := b.Head()
 	if err != nil {
 		return 0, err
+	}
+	stored, err := b.Schemas()
+	if err != nil {
+		return 0, err
+	}
+	schemas := make(map[string]*schema.Schema, len(stored))
+	for _, sw := range stored {
+		if schemas[sw.Type], err = schema.Compile(sw.Raw); err != nil {
+			return 0, corruption("stored schema of %s: %v", sw.Type, err)
+		}
 	}
 	it := b.Scan(Scan{Subject: "/", Recursive: true, From: 0, To: math.MaxUint64})
 	defer it.Close()
@@ -53,6 +65,11 @@ func Verify(ctx context.Context, b Backend) (uint64, error) {
 		}
 		if f.Time <= prevTime { // same fixed-width format: string order is time order
 			return n, corruption("event %d has time %s, not after %s", n, f.Time, prevTime)
+		}
+		if sch := schemas[f.Type]; sch != nil {
+			if err := sch.Validate(f.Data); err != nil {
+				return n, corruption("event %d does not match the schema of %s: %v", n, f.Type, err)
+			}
 		}
 		if indexes != nil {
 			if err := indexes.CheckEvent(n, f.Subject, f.Type); err != nil {

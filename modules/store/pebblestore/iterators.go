@@ -262,48 +262,62 @@ func (b *Backend) Subjects(base string) store.StringIterator {
 		upper = append(append([]byte(nil), lower...), subjectSeparator+1)
 	}
 	it, err := b.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
-	return &subjectIterator{it: it, err: err}
+	// After a subject's own entries (<subject> 0x00 ...) come its
+	// descendants (<subject> 0x01 ...).
+	return &distinctIterator{it: it, err: err, space: spaceExact, skip: subjectSeparator, decode: decodeSubject}
 }
 
-type subjectIterator struct {
+// EventTypes iterates the types of written events, by skipping from one
+// type's index entries to the next type.
+func (b *Backend) EventTypes() store.StringIterator {
+	it, err := b.db.NewIter(&pebble.IterOptions{LowerBound: []byte{spaceType}, UpperBound: []byte{spaceType + 1}})
+	return &distinctIterator{it: it, err: err, space: spaceType, skip: terminator + 1, decode: func(b []byte) string { return string(b) }}
+}
+
+// distinctIterator walks the distinct names (subjects, types) of an index
+// space whose keys are <space> <name> 0x00 <id>, seeking from one name to
+// the next: to <space> <name> skip.
+type distinctIterator struct {
 	it      *pebble.Iterator
 	err     error
+	space   byte
+	skip    byte
+	decode  func([]byte) string
 	started bool
-	current []byte // encoded subject
+	current []byte
 	seek    []byte
 }
 
-func (s *subjectIterator) Next() bool {
-	if s.err != nil {
+func (d *distinctIterator) Next() bool {
+	if d.err != nil {
 		return false
 	}
 	var ok bool
-	if !s.started {
-		ok = s.it.First()
-		s.started = true
+	if !d.started {
+		ok = d.it.First()
+		d.started = true
 	} else {
-		// Skip the rest of this subject's entries: its descendants follow.
-		s.seek = append(append(append(s.seek[:0], spaceExact), s.current...), subjectSeparator)
-		ok = s.it.SeekGE(s.seek)
+		d.seek = append(append(append(d.seek[:0], d.space), d.current...), d.skip)
+		ok = d.it.SeekGE(d.seek)
 	}
 	if !ok {
 		return false
 	}
-	key := s.it.Key()
+	key := d.it.Key()
 	end := bytes.IndexByte(key, terminator)
 	if end < 0 {
-		s.err = &store.CorruptionError{Detail: fmt.Sprintf("malformed exact index key %q", key)}
+		d.err = &store.CorruptionError{Detail: fmt.Sprintf("malformed index key %q", key)}
 		return false
 	}
-	s.current = append(s.current[:0], key[1:end]...)
+	d.current = append(d.current[:0], key[1:end]...)
 	return true
 }
 
-func (s *subjectIterator) Value() string { return decodeSubject(s.current) }
+func (d *distinctIterator) Value() string { return d.decode(d.current) }
 
-func (s *subjectIterator) Close() error {
-	if s.it == nil {
-		return s.err
+func (d *distinctIterator) Close() error {
+	if d.it == nil {
+		return d.err
 	}
-	return errors.Join(s.err, s.it.Close())
+	return errors.Join(d.err, d.it.Close())
 }

@@ -15,6 +15,7 @@ import (
 //	t <ancestor> 0x00 <id>                 tree index: one per proper ancestor other than "/"
 //	p <subject> 0x00 <type> 0x00 <id>      subject and type index
 //	y <type> 0x00 <id>                     type index
+//	s <type>                               the schema registered for the type
 //	m head                                 the head: count, last hash, last time
 //
 // Ids are 8-byte big-endian, so they sort numerically.
@@ -25,6 +26,7 @@ const (
 	spaceSubjectType = 'p'
 	spaceType        = 'y'
 	spaceMeta        = 'm'
+	spaceSchema      = 's'
 
 	subjectSeparator = 0x01
 	terminator       = 0x00

@@ -101,9 +101,9 @@ func encodeHead(h store.Head) ([]byte, error) {
 	return binary.BigEndian.AppendUint64(value, uint64(h.LastTime.UnixNano())), nil
 }
 
-// Commit writes the records, their index entries and the head in one
-// synced batch.
-func (b *Backend) Commit(records []store.Written, head store.Head) (err error) {
+// Commit writes the records, their index entries, the schemas and the head
+// in one synced batch.
+func (b *Backend) Commit(records []store.Written, head store.Head, schemas []store.SchemaWritten) (err error) {
 	defer recoverFatal(&err)
 	size := 64
 	for _, w := range records {
@@ -133,6 +133,11 @@ func (b *Backend) Commit(records []store.Written, head store.Head) (err error) {
 		k = appendID(append(k[:0], prefix...), ids[0])
 		value = postingValue(value[:0], ids)
 		if err := batch.Set(k, value, nil); err != nil {
+			return err
+		}
+	}
+	for _, sw := range schemas {
+		if err := batch.Set(append([]byte{spaceSchema}, sw.Type...), sw.Raw, nil); err != nil {
 			return err
 		}
 	}
@@ -189,6 +194,20 @@ func (b *Backend) LatestID(subject, eventType string, maxID uint64) (uint64, boo
 		}
 	}
 	return 0, false, nil
+}
+
+// Schemas returns every registered schema.
+func (b *Backend) Schemas() ([]store.SchemaWritten, error) {
+	it, err := b.db.NewIter(&pebble.IterOptions{LowerBound: []byte{spaceSchema}, UpperBound: []byte{spaceSchema + 1}})
+	if err != nil {
+		return nil, err
+	}
+	defer it.Close()
+	var out []store.SchemaWritten
+	for ok := it.First(); ok; ok = it.Next() {
+		out = append(out, store.SchemaWritten{Type: string(it.Key()[1:]), Raw: bytes.Clone(it.Value())})
+	}
+	return out, it.Error()
 }
 
 // SizeOnDisk returns the bytes of Pebble's files.

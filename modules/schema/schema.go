@@ -1,0 +1,155 @@
+// Package schema holds the JSON Schemas that event types may be bound to:
+// the rules a schema must meet to be registered (api.md §4.9), its stored
+// form, and the validation of event data with messages in the API's
+// wording. Schemas are JSON Schema 2020-12 by default, 2019-09 or draft-07
+// by $schema, compiled with github.com/santhosh-tekuri/jsonschema/v6 without
+// loading anything from outside the document.
+package schema
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/eventstore-service/eventstore/modules/jsonscan"
+)
+
+// Schema is a compiled schema with its stored form.
+type Schema struct {
+	// Raw is the schema as registered, compacted: key order and number
+	// spellings kept, whitespace dropped. It is stored and returned as is.
+	Raw      []byte
+	compiled *jsonschema.Schema
+	fast     *fastNode // nil when the schema uses keywords outside the fast subset
+	scanners sync.Pool // of *jsonscan.Scanner for the fast path
+}
+
+// InvalidError reports a schema that cannot be registered; its message is
+// the text after "invalid schema: ".
+type InvalidError struct {
+	Msg string
+}
+
+// Error returns the message.
+func (e *InvalidError) Error() string { return "invalid schema: " + e.Msg }
+
+func invalid(format string, args ...any) error {
+	return &InvalidError{Msg: fmt.Sprintf(format, args...)}
+}
+
+// dialects maps the accepted $schema URIs (scheme and trailing # aside) to
+// their drafts.
+var dialects = map[string]*jsonschema.Draft{
+	"json-schema.org/draft/2020-12/schema": jsonschema.Draft2020,
+	"json-schema.org/draft/2019-09/schema": jsonschema.Draft2019,
+	"json-schema.org/draft-07/schema":      jsonschema.Draft7,
+}
+
+// Compile checks raw against the registration rules, in the order of
+// api.md §4.9, and compiles it. Failures are *InvalidError.
+func Compile(raw []byte) (*Schema, error) {
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, raw); err != nil {
+		return nil, invalid("schema must be a JSON object")
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(compact.Bytes()))
+	if err != nil {
+		return nil, invalid("schema must be a JSON object")
+	}
+	root, ok := doc.(map[string]any)
+	if !ok {
+		return nil, invalid("schema must be a JSON object")
+	}
+	var missing []string
+	for _, name := range []string{"type", "properties"} {
+		if _, ok := root[name]; !ok {
+			missing = append(missing, "'"+name+"'")
+		}
+	}
+	if len(missing) > 0 {
+		return nil, invalid("missing properties: %s", strings.Join(missing, ", "))
+	}
+	if root["type"] != "object" {
+		return nil, invalid(`at '/type': value must be "object"`)
+	}
+	draft := jsonschema.Draft2020
+	if uri, present := root["$schema"]; present {
+		s, _ := uri.(string)
+		key := strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(s, "https://"), "http://"), "#")
+		if draft = dialects[key]; draft == nil || !strings.Contains(s, "://") {
+			return nil, invalid("unsupported $schema '%v'", uri)
+		}
+	}
+
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(draft)
+	c.UseLoader(noLoader{})
+	const location = "urn:eventstore:schema"
+	if err := c.AddResource(location, doc); err != nil {
+		return nil, invalid("%s", oneLine(err))
+	}
+	compiled, err := c.Compile(location)
+	if err != nil {
+		var metaErr *jsonschema.SchemaValidationError
+		var validationErr *jsonschema.ValidationError
+		if errors.As(err, &metaErr) && errors.As(metaErr.Err, &validationErr) {
+			return nil, invalid("%s", Message(validationErr))
+		}
+		return nil, invalid("%s", oneLine(err))
+	}
+	fast, _ := compileFast(doc, true)
+	return &Schema{Raw: compact.Bytes(), compiled: compiled, fast: fast}, nil
+}
+
+// noLoader refuses every reference outside the schema document.
+type noLoader struct{}
+
+func (noLoader) Load(url string) (any, error) {
+	return nil, fmt.Errorf("references outside the schema are not allowed: %s", url)
+}
+
+// Validate checks event data (canonical JSON) against the schema. A
+// violation is a *ViolationError with the API's message. Data the fast path
+// accepts is valid; everything else is decided by the library.
+func (s *Schema) Validate(data []byte) error {
+	if s.fast != nil {
+		sc, _ := s.scanners.Get().(*jsonscan.Scanner)
+		if sc == nil {
+			sc = jsonscan.New(nil)
+		}
+		accepted := s.fast.accepts(sc, data)
+		s.scanners.Put(sc)
+		if accepted {
+			return nil
+		}
+	}
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
+	if err != nil {
+		return fmt.Errorf("decode data: %w", err)
+	}
+	err = s.compiled.Validate(v)
+	var validationErr *jsonschema.ValidationError
+	if errors.As(err, &validationErr) {
+		return &ViolationError{Msg: Message(validationErr)}
+	}
+	return err
+}
+
+// ViolationError reports data that does not match a schema.
+type ViolationError struct {
+	// Msg follows the first cause down to a leaf, e.g.
+	// "at '/reason': expected string, but got number".
+	Msg string
+}
+
+// Error returns the message.
+func (e *ViolationError) Error() string { return e.Msg }
+
+func oneLine(err error) string {
+	return strings.Join(strings.Fields(strings.ReplaceAll(err.Error(), "\n", " ")), " ")
+}

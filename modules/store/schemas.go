@@ -1,0 +1,222 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"sync"
+	"sync/atomic"
+
+	"github.com/eventstore-service/eventstore/modules/event"
+	"github.com/eventstore-service/eventstore/modules/schema"
+)
+
+// Errors of schema registration and validation.
+var (
+	// ErrSchemaExists reports a second registration for an event type.
+	ErrSchemaExists = errors.New("schema already exists")
+)
+
+// CandidateConflictError reports an event that does not match the schema
+// of its type; nothing of its write request is stored.
+type CandidateConflictError struct {
+	// Msg is the validator's message.
+	Msg string
+}
+
+// Error describes the conflict.
+func (e *CandidateConflictError) Error() string {
+	return "event candidate does not match schema: " + e.Msg
+}
+
+// ExistingConflictError reports a registration refused because a stored
+// event of the type does not match the schema.
+type ExistingConflictError struct {
+	// ID is the id of the first violating event.
+	ID uint64
+	// Msg is the validator's message.
+	Msg string
+}
+
+// Error describes the conflict.
+func (e *ExistingConflictError) Error() string {
+	return fmt.Sprintf("existing events do not match schema: %d: %s", e.ID, e.Msg)
+}
+
+// SchemaWritten is a registration as the backend stores it.
+type SchemaWritten struct {
+	Type string
+	Raw  []byte
+}
+
+// registry holds the committed schemas by event type. The writer adds to
+// it after each commit that registered schemas and bumps the version, so
+// that a write validated against an older version is checked again.
+type registry struct {
+	mu      sync.RWMutex
+	schemas map[string]*schema.Schema
+	version atomic.Uint64
+}
+
+func newRegistry() *registry { return &registry{schemas: map[string]*schema.Schema{}} }
+
+func (r *registry) get(eventType string) *schema.Schema {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.schemas[eventType]
+}
+
+func (r *registry) add(registered map[string]*schema.Schema) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for t, s := range registered {
+		r.schemas[t] = s
+	}
+	r.version.Add(1)
+}
+
+// types returns the registered types.
+func (r *registry) types() []string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := make([]string, 0, len(r.schemas))
+	for t := range r.schemas {
+		out = append(out, t)
+	}
+	return out
+}
+
+// validateCandidates checks the candidates whose type has a schema and
+// returns the first violation as a *CandidateConflictError.
+func validateCandidates(candidates []event.Candidate, schemaOf func(string) *schema.Schema) error {
+	for _, c := range candidates {
+		s := schemaOf(c.Type)
+		if s == nil {
+			continue
+		}
+		if err := s.Validate(c.Data); err != nil {
+			var violation *schema.ViolationError
+			if errors.As(err, &violation) {
+				return &CandidateConflictError{Msg: violation.Msg}
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// registration is a schema waiting for the writer.
+type registration struct {
+	eventType string
+	schema    *schema.Schema
+	// validatedUpTo: the events below this id were checked against the
+	// schema before queueing; the writer checks the rest.
+	validatedUpTo uint64
+}
+
+// RegisterSchema binds s to eventType for good, once every stored event of
+// the type matches it; from then on every write of the type is validated.
+// It fails with ErrSchemaExists, an *ExistingConflictError, ErrClosed or a
+// *FailureError. The schema is stored in the same synced commit path as
+// events.
+func (s *Store) RegisterSchema(ctx context.Context, eventType string, sch *schema.Schema) error {
+	if f := s.failure.Load(); f != nil {
+		return f
+	}
+	if s.schemas.get(eventType) != nil {
+		return ErrSchemaExists
+	}
+	// Check the events stored so far here, not in the writer, which then
+	// only checks those written since.
+	upTo := s.Durable()
+	if err := s.validateStored(eventType, sch, 0, upTo); err != nil {
+		return err
+	}
+	w := &writeRequest{register: &registration{eventType: eventType, schema: sch, validatedUpTo: upTo}, done: make(chan struct{})}
+	if err := s.enqueue(ctx, w); err != nil {
+		return err
+	}
+	<-w.done
+	return w.err
+}
+
+// validateStored checks the stored events of eventType with ids from..to-1.
+func (s *Store) validateStored(eventType string, sch *schema.Schema, from, to uint64) error {
+	if from >= to {
+		return nil
+	}
+	it := s.Scan(Scan{Type: eventType, From: from, To: to - 1})
+	defer it.Close()
+	for it.Next() {
+		if err := validateRecord(it.Record(), sch); err != nil {
+			return err
+		}
+	}
+	return it.Close()
+}
+
+// validateRecord checks a stored event's data against sch.
+func validateRecord(r event.Record, sch *schema.Schema) error {
+	f, err := event.Decode(r)
+	if err != nil {
+		return err
+	}
+	err = sch.Validate(f.Data)
+	var violation *schema.ViolationError
+	if errors.As(err, &violation) {
+		return &ExistingConflictError{ID: r.ID, Msg: violation.Msg}
+	}
+	return err
+}
+
+// EventType describes an event type: written, registered, or both.
+type EventType struct {
+	Name string
+	// Schema is the registered schema, nil when there is none.
+	Schema *schema.Schema
+	// Phantom is true when a schema is registered but no event of the type
+	// exists yet.
+	Phantom bool
+}
+
+// EventTypes returns the types of written events and the types with a
+// registered schema, sorted by name.
+func (s *Store) EventTypes() ([]EventType, error) {
+	written := map[string]bool{}
+	it := s.backend.EventTypes()
+	for it.Next() {
+		written[it.Value()] = true
+	}
+	if err := it.Close(); err != nil {
+		return nil, err
+	}
+	names := s.schemas.types()
+	for t := range written {
+		if s.schemas.get(t) == nil {
+			names = append(names, t)
+		}
+	}
+	sort.Strings(names)
+	out := make([]EventType, len(names))
+	for i, name := range names {
+		out[i] = EventType{Name: name, Schema: s.schemas.get(name), Phantom: !written[name]}
+	}
+	return out, nil
+}
+
+// EventType describes one event type; found is false when no event of the
+// type was written and no schema is registered for it.
+func (s *Store) EventType(name string) (EventType, bool, error) {
+	it := s.Scan(Scan{Type: name, From: 0, To: math.MaxUint64})
+	written := it.Next()
+	if err := it.Close(); err != nil {
+		return EventType{}, false, err
+	}
+	sch := s.schemas.get(name)
+	if !written && sch == nil {
+		return EventType{}, false, nil
+	}
+	return EventType{Name: name, Schema: sch, Phantom: !written}, true, nil
+}
