@@ -297,11 +297,11 @@ func (c *Scanner) number(out []byte) ([]byte, error) {
 	if err != nil {
 		return nil, &RangeError{Literal: string(literal)}
 	}
-	return appendFloat(out, f), nil
+	return AppendFloat(out, f), nil
 }
 
-// appendFloat writes f exactly as encoding/json writes a float64.
-func appendFloat(out []byte, f float64) []byte {
+// AppendFloat writes f exactly as encoding/json writes a float64.
+func AppendFloat(out []byte, f float64) []byte {
 	format := byte('f')
 	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
 		format = 'e'

@@ -118,6 +118,40 @@ func (c *Scanner) ObjectBytes(member func(key []byte) error) error {
 	}
 }
 
+// RecordPrefix reads an object that may lack its closing brace (a stored
+// event record, whose signature is added on output), calling member for
+// each key as ObjectBytes does.
+func (c *Scanner) RecordPrefix(member func(key []byte) error) error {
+	if err := c.expect(KindObject, "object"); err != nil {
+		return err
+	}
+	c.pos++
+	for {
+		c.space()
+		if c.pos >= len(c.in) || c.in[c.pos] == '}' {
+			return nil
+		}
+		if c.in[c.pos] == ',' {
+			c.pos++
+		}
+		if c.Peek() != KindString {
+			return c.syntaxError("where an object key was expected")
+		}
+		key, err := c.stringBytes(&c.key)
+		if err != nil {
+			return err
+		}
+		c.space()
+		if c.pos >= len(c.in) || c.in[c.pos] != ':' {
+			return c.syntaxError("after object key")
+		}
+		c.pos++
+		if err := member(key); err != nil {
+			return err
+		}
+	}
+}
+
 // Array reads an array, calling element for each element; element must
 // consume it.
 func (c *Scanner) Array(element func() error) error {

@@ -1,0 +1,495 @@
+package eventql
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"sort"
+	"time"
+
+	"github.com/eventstore-service/eventstore/modules/event"
+)
+
+// Program is a checked query, ready to run any number of times.
+type Program struct {
+	q *Query
+}
+
+// Compile parses and checks a query. Every error is a static *Error.
+func Compile(query string) (*Program, error) {
+	q, err := Parse(query)
+	if err != nil {
+		return nil, err
+	}
+	c := &checker{ex: &execution{now: time.Now(), rand: rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))}}
+	if err := c.query(q); err != nil {
+		return nil, err
+	}
+	prepare(q)
+	return &Program{q: q}, nil
+}
+
+// prepare computes the plan of every query level once.
+func prepare(q *Query) {
+	p := makePlan(q)
+	q.plan = &p
+	for _, f := range q.Froms {
+		if f.Sub != nil {
+			prepare(f.Sub)
+		}
+	}
+}
+
+// Options bound one execution.
+type Options struct {
+	// MemoryLimit is the budget of the blocking steps in bytes.
+	MemoryLimit int64
+	// Now is the value of NOW(); the current time when zero.
+	Now time.Time
+	// TimeLimit bounds the run when positive; exceeding it is the runtime
+	// error "time limit of <d> exceeded".
+	TimeLimit time.Duration
+}
+
+// Stats describe an execution.
+type Stats struct {
+	// EventsLoaded counts the event records read from the database.
+	EventsLoaded int64
+}
+
+// Run executes the program against db and calls emit for every output row
+// in order. A runtime failure is an *Error; ctx's end stops the run with
+// ctx's error.
+func (p *Program) Run(ctx context.Context, db Database, opts Options, emit func(Value) error) (Stats, error) {
+	now := opts.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	if opts.TimeLimit > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, opts.TimeLimit, errTimeLimit)
+		defer cancel()
+	}
+	ex := &execution{ctx: ctx, db: db, now: now.UTC(), limit: opts.MemoryLimit,
+		rand: rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))}
+	err := ex.level(p.q, emit)
+	if err != nil && errors.Is(context.Cause(ctx), errTimeLimit) {
+		err = &Error{Msg: "time limit of " + opts.TimeLimit.String() + " exceeded"}
+	}
+	return Stats{EventsLoaded: ex.loaded}, err
+}
+
+// errTimeLimit is the cause of a run's end at Options.TimeLimit.
+var errTimeLimit = errors.New("time limit exceeded")
+
+// errSecondRow ends a precondition's run once a second row exists.
+var errSecondRow = errors.New("second row")
+
+// Holds evaluates the program as an isEventQlQueryTrue precondition
+// (eventql.md §13): it holds when the query yields exactly one row, true.
+// False, null, no row and several rows do not hold. A single row of
+// another type and runtime errors make the precondition invalid: the error
+// then reads as the text that follows "invalid precondition: ". An end of
+// ctx is returned as ctx's error.
+func (p *Program) Holds(ctx context.Context, db Database, opts Options) (bool, error) {
+	rows := 0
+	var first Value
+	_, err := p.Run(ctx, db, opts, func(v Value) error {
+		rows++
+		if rows > 1 {
+			return errSecondRow
+		}
+		first = v
+		return nil
+	})
+	var qe *Error
+	switch {
+	case err == errSecondRow:
+		return false, nil
+	case errors.As(err, &qe):
+		return false, &InvalidError{Msg: "query failed: " + qe.Error()}
+	case err != nil:
+		return false, err
+	case rows == 1 && first.kind != KindBool && first.kind != KindNull:
+		return false, &InvalidError{Msg: "query must yield a BOOLEAN, got " + first.kind.String()}
+	}
+	return rows == 1 && first.IsTrue(), nil
+}
+
+// InvalidError tells that a precondition query failed or yielded a value
+// that is not a BOOLEAN.
+type InvalidError struct {
+	Msg string
+}
+
+func (e *InvalidError) Error() string { return e.Msg }
+
+// execution is the state of one run.
+type execution struct {
+	ctx    context.Context
+	db     Database
+	now    time.Time
+	rand   *rand.Rand
+	limit  int64
+	used   int64
+	loaded int64
+	ticks  int
+}
+
+// errStop ends reading a level's sources once TOP is satisfied.
+var errStop = errors.New("stop")
+
+// charge accounts n bytes of memory kept by a blocking step.
+func (ex *execution) charge(n int) error {
+	ex.used += int64(n)
+	if ex.limit > 0 && ex.used > ex.limit {
+		return &Error{Msg: "memory limit of " + itoa(ex.limit) + " bytes exceeded"}
+	}
+	return nil
+}
+
+func itoa(n int64) string {
+	return string(Int(n).AppendJSON(nil))
+}
+
+// tick checks for cancellation every 1,000 tuples.
+func (ex *execution) tick() error {
+	ex.ticks++
+	if ex.ticks%1000 == 0 {
+		return ex.ctx.Err()
+	}
+	return nil
+}
+
+// levelState is the state of one execution of one query level.
+type levelState struct {
+	q        *Query
+	emit     func(Value) error
+	sorted   []sortEntry
+	groups   []*group
+	index    map[string]*group
+	skipped  int64
+	passed   int64 // rows that passed SKIP and TOP
+	distinct map[string]bool
+	key      []byte
+}
+
+type sortEntry struct {
+	tuple []Value
+	key   Value
+}
+
+type group struct {
+	accs []accumulator
+}
+
+func (ex *execution) level(q *Query, emit func(Value) error) error {
+	sources := make([][]Value, len(q.Froms))
+	for i, f := range q.Froms {
+		var err error
+		if sources[i], err = ex.materialize(f); err != nil {
+			return err
+		}
+	}
+	st := &levelState{q: q, emit: emit}
+	if q.Distinct {
+		st.distinct = map[string]bool{}
+	}
+	if q.grouped {
+		st.index = map[string]*group{}
+		if q.Group == nil {
+			st.groups = []*group{ex.newGroup(q)} // one group, even without rows
+		}
+	}
+	streaming := q.Order == nil && !q.grouped
+	if streaming && q.top == 0 {
+		return nil
+	}
+	tuple := make([]Value, len(q.Froms))
+	err := ex.loop(st, sources, tuple, 0)
+	if err != nil && err != errStop {
+		return err
+	}
+	if q.Order != nil {
+		if err := ex.sortEntries(st); err != nil {
+			return err
+		}
+		for _, e := range st.sorted {
+			if q.grouped {
+				err = ex.accumulate(st, e.tuple)
+			} else {
+				err = ex.output(st, &env{tuple: e.tuple})
+			}
+			if err == errStop {
+				break
+			}
+			if err != nil {
+				return err
+			}
+		}
+	}
+	if q.grouped {
+		return ex.finishGroups(st)
+	}
+	return nil
+}
+
+// materialize reads a source that is not events into memory.
+func (ex *execution) materialize(f *From) ([]Value, error) {
+	var out []Value
+	add := func(v Value) error {
+		out = append(out, v)
+		return ex.charge(v.jsonSize() + perValue)
+	}
+	switch f.Kind {
+	case SourceSubjects:
+		err := ex.db.Subjects(ex.ctx, func(s string) error { return add(subjectValue(s)) })
+		if err != nil {
+			return nil, storageErr(err)
+		}
+	case SourceEventTypes:
+		err := ex.db.EventTypes(ex.ctx, func(t EventType) error { return add(eventTypeValue(t)) })
+		if err != nil {
+			return nil, storageErr(err)
+		}
+	case SourceQuery:
+		err := ex.level(f.Sub, func(v Value) error { return add(retain(v)) })
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func storageErr(err error) error {
+	var qe *Error
+	if errors.As(err, &qe) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return &Error{Msg: "internal error: " + err.Error()}
+}
+
+// loop binds the aliases from slot i on as nested loops.
+func (ex *execution) loop(st *levelState, sources [][]Value, tuple []Value, i int) error {
+	q := st.q
+	if i == len(q.Froms) {
+		return ex.row(st, tuple)
+	}
+	if q.Froms[i].Kind != SourceEvents {
+		for _, v := range sources[i] {
+			tuple[i] = v
+			if err := ex.loop(st, sources, tuple, i+1); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	var inner error
+	err := ex.db.Events(ex.ctx, q.plan.selections[i], func(r event.Record) bool {
+		ex.loaded++
+		tuple[i] = newEvent(r, ex.db)
+		inner = ex.loop(st, sources, tuple, i+1)
+		return inner == nil
+	})
+	if inner != nil {
+		return inner
+	}
+	if err != nil {
+		return storageErr(err)
+	}
+	return nil
+}
+
+// row takes one tuple through WHERE and on to sorting, grouping or output.
+func (ex *execution) row(st *levelState, tuple []Value) error {
+	if err := ex.tick(); err != nil {
+		return err
+	}
+	q := st.q
+	en := &env{tuple: tuple}
+	for _, c := range q.plan.conditions {
+		v, err := ex.eval(c, en)
+		if err != nil {
+			return err
+		}
+		switch {
+		case v.kind == KindBool && v.bool():
+			continue
+		case v.kind == KindBool || v.isNull():
+			return nil
+		}
+		return runtimeErr(q.WherePos, "WHERE condition must be BOOLEAN, got %s", v.kind)
+	}
+	if q.Order != nil {
+		key, err := ex.eval(q.Order.Key, en)
+		if err != nil {
+			return err
+		}
+		kept := make([]Value, len(tuple))
+		size := key.jsonSize() + perValue
+		for i, v := range tuple {
+			kept[i] = retain(v)
+			size += v.jsonSize() + perValue
+		}
+		st.sorted = append(st.sorted, sortEntry{tuple: kept, key: retain(key)})
+		return ex.charge(size)
+	}
+	if q.grouped {
+		return ex.accumulate(st, tuple)
+	}
+	return ex.output(st, en)
+}
+
+// output applies SKIP, TOP, PROJECT INTO and DISTINCT to one row (group)
+// and emits it; errStop tells that TOP is satisfied.
+func (ex *execution) output(st *levelState, en *env) error {
+	q := st.q
+	if st.skipped < max(q.skip, 0) {
+		st.skipped++
+		return nil
+	}
+	if q.top >= 0 && st.passed >= q.top {
+		return errStop
+	}
+	st.passed++
+	v, err := ex.eval(q.Project, en)
+	if err != nil {
+		return err
+	}
+	if st.distinct != nil {
+		st.key = v.appendKey(st.key[:0])
+		if st.distinct[string(st.key)] {
+			return ex.topReached(st)
+		}
+		st.distinct[string(st.key)] = true
+		if err := ex.charge(len(st.key) + perValue); err != nil {
+			return err
+		}
+	}
+	if err := st.emit(v); err != nil {
+		return err
+	}
+	return ex.topReached(st)
+}
+
+func (ex *execution) topReached(st *levelState) error {
+	if st.q.top >= 0 && st.passed >= st.q.top && st.q.Order == nil && !st.q.grouped {
+		return errStop
+	}
+	return nil
+}
+
+// sortEntries sorts the buffered tuples by their keys, stably.
+func (ex *execution) sortEntries(st *levelState) error {
+	o := st.q.Order
+	var kind Kind = KindNull
+	for _, e := range st.sorted {
+		k := e.key.kind
+		switch {
+		case k == KindNull:
+		case !orderable(k):
+			return runtimeErr(o.Pos, "cannot order by %s", k)
+		case kind == KindNull:
+			kind = k
+		case !sameKind(kind, k):
+			return runtimeErr(o.Pos, "cannot order by values of different kinds: %s and %s", kind, k)
+		}
+	}
+	sort.SliceStable(st.sorted, func(i, j int) bool {
+		a, b := st.sorted[i].key, st.sorted[j].key
+		switch {
+		case a.isNull() && b.isNull():
+			return false
+		case a.isNull():
+			return !o.Desc
+		case b.isNull():
+			return o.Desc
+		}
+		c := compare(a, b)
+		if o.Desc {
+			return c > 0
+		}
+		return c < 0
+	})
+	return nil
+}
+
+func (ex *execution) newGroup(q *Query) *group {
+	g := &group{accs: make([]accumulator, len(q.aggs))}
+	for i, call := range q.aggs {
+		g.accs[i] = newAccumulator(call.Name, len(call.Args))
+	}
+	return g
+}
+
+// accumulate adds one row to its group's aggregates.
+func (ex *execution) accumulate(st *levelState, tuple []Value) error {
+	q := st.q
+	en := &env{tuple: tuple}
+	var g *group
+	if q.Group == nil {
+		g = st.groups[0]
+	} else {
+		key, err := ex.eval(q.Group.Key, en)
+		if err != nil {
+			return err
+		}
+		st.key = key.appendKey(st.key[:0])
+		if g = st.index[string(st.key)]; g == nil {
+			g = ex.newGroup(q)
+			st.index[string(st.key)] = g
+			st.groups = append(st.groups, g)
+			if err := ex.charge(len(st.key) + perValue*(1+len(q.aggs))); err != nil {
+				return err
+			}
+		}
+	}
+	for i, call := range q.aggs {
+		var v Value
+		if len(call.Args) > 0 {
+			var err error
+			if v, err = ex.eval(call.Args[0], en); err != nil {
+				return err
+			}
+		}
+		grown, err := g.accs[i].add(v, call.Pos)
+		if err != nil {
+			return err
+		}
+		if err := ex.charge(grown); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// finishGroups evaluates HAVING and the projection of every group.
+func (ex *execution) finishGroups(st *levelState) error {
+	q := st.q
+	for _, g := range st.groups {
+		results := make([]aggResult, len(g.accs))
+		for i, a := range g.accs {
+			results[i] = a.result()
+		}
+		en := &env{aggs: results}
+		if q.Group != nil && q.Group.Having != nil {
+			v, err := ex.eval(q.Group.Having, en)
+			if err != nil {
+				return err
+			}
+			if v.kind != KindBool && !v.isNull() {
+				return runtimeErr(q.Group.HavingPos, "HAVING condition must be BOOLEAN, got %s", v.kind)
+			}
+			if !v.bool() {
+				continue
+			}
+		}
+		switch err := ex.output(st, en); {
+		case err == errStop:
+			return nil
+		case err != nil:
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,346 @@
+// Package eventql is the EventQL query language: lexer, parser, static
+// checker, planner and a streaming executor over a Database snapshot. It
+// knows nothing of HTTP or of the storage engine; the store provides a
+// Database, the API turns rows into NDJSON.
+package eventql
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// Pos is a position in the query text: 1-based line and column, the
+// column counting characters. The zero Pos means "no position".
+type Pos struct {
+	Line, Col int
+}
+
+func (p Pos) String() string { return fmt.Sprintf("%d:%d", p.Line, p.Col) }
+
+// Error is a static or runtime error of a query.
+type Error struct {
+	// Pos is where the error is; zero for errors not tied to a token.
+	Pos Pos
+	// Msg describes the error.
+	Msg string
+	// Static tells a static error (found before evaluation) from a runtime one.
+	Static bool
+}
+
+// Error writes "<line>:<column>: <message>", or the message alone.
+func (e *Error) Error() string {
+	if e.Pos.Line == 0 {
+		return e.Msg
+	}
+	return e.Pos.String() + ": " + e.Msg
+}
+
+func staticErr(pos Pos, format string, args ...any) *Error {
+	return &Error{Pos: pos, Msg: fmt.Sprintf(format, args...), Static: true}
+}
+
+func runtimeErr(pos Pos, format string, args ...any) *Error {
+	return &Error{Pos: pos, Msg: fmt.Sprintf(format, args...)}
+}
+
+type tokenKind int
+
+const (
+	tokEOF tokenKind = iota
+	tokWord
+	tokInt
+	tokDecimal
+	tokString
+	tokSymbol
+)
+
+type token struct {
+	kind tokenKind
+	text string // the word, the symbol, or the string's decoded value
+	i    int64
+	f    float64
+	pos  Pos
+}
+
+// describe names the token for error messages.
+func (t token) describe() string {
+	switch t.kind {
+	case tokEOF:
+		return "end of query"
+	case tokString:
+		return "string literal"
+	case tokInt, tokDecimal:
+		return "number " + t.text
+	}
+	return "'" + t.text + "'"
+}
+
+var keywords = map[string]bool{
+	"FROM": true, "IN": true, "WHERE": true, "ORDER": true, "BY": true, "ASC": true, "DESC": true, "GROUP": true,
+	"HAVING": true, "SKIP": true, "TOP": true, "PROJECT": true, "INTO": true, "DISTINCT": true, "AND": true, "OR": true,
+	"XOR": true, "NOT": true, "CONTAINS": true, "AS": true, "TRUE": true, "FALSE": true, "NULL": true, "EVENTS": true,
+	"SUBJECTS": true, "EVENTTYPES": true,
+}
+
+// isKeyword reports whether the token is the keyword kw (any case).
+func (t token) isKeyword(kw string) bool {
+	return t.kind == tokWord && strings.EqualFold(t.text, kw)
+}
+
+// keyword returns the upper-case keyword the token is, or "".
+func (t token) keyword() string {
+	if t.kind != tokWord {
+		return ""
+	}
+	upper := strings.ToUpper(t.text)
+	if keywords[upper] {
+		return upper
+	}
+	return ""
+}
+
+// lex splits a query into tokens, ending with tokEOF.
+func lex(query string) ([]token, error) {
+	l := lexer{src: query, line: 1, col: 1}
+	var tokens []token
+	for {
+		t, err := l.next()
+		if err != nil {
+			return nil, err
+		}
+		tokens = append(tokens, t)
+		if t.kind == tokEOF {
+			return tokens, nil
+		}
+	}
+}
+
+type lexer struct {
+	src       string
+	off       int
+	line, col int
+}
+
+func (l *lexer) pos() Pos { return Pos{l.line, l.col} }
+
+// advance moves past one character.
+func (l *lexer) advance() {
+	r, size := utf8.DecodeRuneInString(l.src[l.off:])
+	l.off += size
+	if r == '\n' {
+		l.line, l.col = l.line+1, 1
+	} else {
+		l.col++
+	}
+}
+
+func (l *lexer) peek(ahead int) byte {
+	if l.off+ahead < len(l.src) {
+		return l.src[l.off+ahead]
+	}
+	return 0
+}
+
+func (l *lexer) skipSpaceAndComments() error {
+	for l.off < len(l.src) {
+		switch c := l.src[l.off]; {
+		case c == ' ' || c == '\t' || c == '\r' || c == '\n':
+			l.advance()
+		case c == '/' && l.peek(1) == '/':
+			for l.off < len(l.src) && l.src[l.off] != '\n' {
+				l.advance()
+			}
+		case c == '/' && l.peek(1) == '*':
+			start := l.pos()
+			l.advance()
+			l.advance()
+			for {
+				if l.off >= len(l.src) {
+					return staticErr(start, "unterminated block comment")
+				}
+				if l.src[l.off] == '*' && l.peek(1) == '/' {
+					l.advance()
+					l.advance()
+					break
+				}
+				l.advance()
+			}
+		default:
+			return nil
+		}
+	}
+	return nil
+}
+
+func isDigit(c byte) bool     { return c >= '0' && c <= '9' }
+func isWordStart(c byte) bool { return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') }
+func isWordByte(c byte) bool  { return isWordStart(c) || isDigit(c) }
+
+func (l *lexer) next() (token, error) {
+	if err := l.skipSpaceAndComments(); err != nil {
+		return token{}, err
+	}
+	pos := l.pos()
+	if l.off >= len(l.src) {
+		return token{kind: tokEOF, pos: pos}, nil
+	}
+	c := l.src[l.off]
+	switch {
+	case isWordStart(c):
+		start := l.off
+		for l.off < len(l.src) && isWordByte(l.src[l.off]) {
+			l.advance()
+		}
+		return token{kind: tokWord, text: l.src[start:l.off], pos: pos}, nil
+	case isDigit(c):
+		return l.number(pos)
+	case c == '"' || c == '\'':
+		return l.str(pos, c)
+	}
+	for _, sym := range []string{"==", "!=", "<=", ">="} {
+		if strings.HasPrefix(l.src[l.off:], sym) {
+			l.advance()
+			l.advance()
+			return token{kind: tokSymbol, text: sym, pos: pos}, nil
+		}
+	}
+	if strings.IndexByte("<>+-*/()[]{},:.", c) >= 0 {
+		l.advance()
+		return token{kind: tokSymbol, text: string(c), pos: pos}, nil
+	}
+	r, _ := utf8.DecodeRuneInString(l.src[l.off:])
+	return token{}, staticErr(pos, "unexpected character %s", strconv.QuoteRune(r))
+}
+
+func (l *lexer) digits() {
+	for l.off < len(l.src) && isDigit(l.src[l.off]) {
+		l.advance()
+	}
+}
+
+func (l *lexer) number(pos Pos) (token, error) {
+	start := l.off
+	l.digits()
+	decimal := false
+	if l.peek(0) == '.' {
+		if !isDigit(l.peek(1)) {
+			return token{}, staticErr(pos, "malformed number %s", l.src[start:l.off+1])
+		}
+		decimal = true
+		l.advance()
+		l.digits()
+	}
+	if c := l.peek(0); c == 'e' || c == 'E' {
+		decimal = true
+		l.advance()
+		if c := l.peek(0); c == '+' || c == '-' {
+			l.advance()
+		}
+		if !isDigit(l.peek(0)) {
+			return token{}, staticErr(pos, "malformed number %s", l.src[start:l.off])
+		}
+		l.digits()
+	}
+	text := l.src[start:l.off]
+	if isWordByte(l.peek(0)) {
+		return token{}, staticErr(pos, "malformed number %s%c", text, l.peek(0))
+	}
+	if !decimal {
+		i, err := strconv.ParseInt(text, 10, 64)
+		if err != nil {
+			return token{}, staticErr(pos, "integer %s is out of range", text)
+		}
+		return token{kind: tokInt, text: text, i: i, pos: pos}, nil
+	}
+	f, err := strconv.ParseFloat(text, 64)
+	if err != nil || math.IsInf(f, 0) {
+		return token{}, staticErr(pos, "number %s is out of range", text)
+	}
+	return token{kind: tokDecimal, text: text, f: f, pos: pos}, nil
+}
+
+func (l *lexer) str(pos Pos, quote byte) (token, error) {
+	l.advance() // opening quote
+	var b strings.Builder
+	for {
+		if l.off >= len(l.src) {
+			return token{}, staticErr(pos, "unterminated string literal")
+		}
+		c := l.src[l.off]
+		switch {
+		case c == quote:
+			l.advance()
+			return token{kind: tokString, text: b.String(), pos: pos}, nil
+		case c == '\r' || c == '\n':
+			return token{}, staticErr(pos, "unterminated string literal")
+		case c == '\\':
+			escPos := l.pos()
+			l.advance()
+			r, err := l.escape(escPos)
+			if err != nil {
+				return token{}, err
+			}
+			b.WriteRune(r)
+		default:
+			r, size := utf8.DecodeRuneInString(l.src[l.off:])
+			if r == utf8.RuneError && size == 1 {
+				return token{}, staticErr(l.pos(), "invalid UTF-8 in string literal")
+			}
+			b.WriteRune(r)
+			l.advance()
+		}
+	}
+}
+
+func (l *lexer) escape(pos Pos) (rune, error) {
+	if l.off >= len(l.src) {
+		return 0, staticErr(pos, "unterminated string literal")
+	}
+	c := l.src[l.off]
+	simple := map[byte]rune{'"': '"', '\'': '\'', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}
+	if r, ok := simple[c]; ok {
+		l.advance()
+		return r, nil
+	}
+	if c != 'u' {
+		r, _ := utf8.DecodeRuneInString(l.src[l.off:])
+		return 0, staticErr(pos, "unknown escape sequence '\\%c'", r)
+	}
+	l.advance()
+	r, ok := l.hex4()
+	if !ok {
+		return 0, staticErr(pos, "malformed \\u escape")
+	}
+	if utf16.IsSurrogate(r) {
+		if l.peek(0) != '\\' || l.peek(1) != 'u' {
+			return 0, staticErr(pos, "lone surrogate in \\u escape")
+		}
+		l.advance()
+		l.advance()
+		r2, ok := l.hex4()
+		decoded := utf16.DecodeRune(r, r2)
+		if !ok || decoded == utf8.RuneError {
+			return 0, staticErr(pos, "lone surrogate in \\u escape")
+		}
+		return decoded, nil
+	}
+	return r, nil
+}
+
+func (l *lexer) hex4() (rune, bool) {
+	if l.off+4 > len(l.src) {
+		return 0, false
+	}
+	v, err := strconv.ParseUint(l.src[l.off:l.off+4], 16, 32)
+	if err != nil {
+		return 0, false
+	}
+	for i := 0; i < 4; i++ {
+		l.advance()
+	}
+	return rune(v), true
+}

@@ -1,0 +1,253 @@
+package eventql
+
+import (
+	"math"
+)
+
+// conjuncts splits a condition at its top-level ANDs.
+func conjuncts(e Expr) []Expr {
+	if b, ok := e.(*Binary); ok && b.Op == "AND" {
+		return append(conjuncts(b.L), conjuncts(b.R)...)
+	}
+	return []Expr{e}
+}
+
+// indexForm is what an index conjunct selects for one events alias.
+type indexForm struct {
+	slot     int
+	lookups  []Lookup // union; nil for an id range
+	from, to uint64   // id range, inclusive
+	isRange  bool
+}
+
+// fieldOf returns the alias slot and field name of x.name on an alias.
+func fieldOf(e Expr) (slot int, name string, ok bool) {
+	f, isField := e.(*Field)
+	if !isField {
+		return 0, "", false
+	}
+	ref, isRef := f.X.(*AliasRef)
+	if !isRef {
+		return 0, "", false
+	}
+	return ref.slot, f.Name, true
+}
+
+func stringLiteral(e Expr) (string, bool) {
+	lit, ok := e.(*Literal)
+	if !ok || lit.Value.kind != KindString {
+		return "", false
+	}
+	return lit.Value.s, true
+}
+
+// indexFormOf recognises the index conjunct forms of §14.1 on aliases of
+// events sources (isEvents tells which slots those are).
+func indexFormOf(e Expr, isEvents func(int) bool) (indexForm, bool) {
+	switch x := e.(type) {
+	case *Binary:
+		switch x.Op {
+		case "==":
+			for _, sides := range [][2]Expr{{x.L, x.R}, {x.R, x.L}} {
+				slot, name, ok := fieldOf(sides[0])
+				value, isLit := stringLiteral(sides[1])
+				if ok && isLit && isEvents(slot) && (name == "type" || name == "subject") {
+					return indexForm{slot: slot, lookups: lookupOf(name, value)}, true
+				}
+			}
+			return idRangeForm(x, isEvents)
+		case "<", "<=", ">", ">=":
+			return idRangeForm(x, isEvents)
+		case "CONTAINS":
+			arr, isArr := x.L.(*ArrayLit)
+			slot, name, ok := fieldOf(x.R)
+			if !isArr || !ok || !isEvents(slot) || (name != "type" && name != "subject") {
+				return indexForm{}, false
+			}
+			form := indexForm{slot: slot, lookups: []Lookup{}}
+			for _, el := range arr.Elems {
+				value, isLit := stringLiteral(el)
+				if !isLit {
+					return indexForm{}, false
+				}
+				form.lookups = append(form.lookups, lookupOf(name, value)...)
+			}
+			return form, true
+		case "OR":
+			l, okL := indexFormOf(x.L, isEvents)
+			r, okR := indexFormOf(x.R, isEvents)
+			if !okL || !okR || l.slot != r.slot || l.isRange || r.isRange {
+				return indexForm{}, false
+			}
+			return indexForm{slot: l.slot, lookups: append(append([]Lookup{}, l.lookups...), r.lookups...)}, true
+		}
+	case *Call:
+		if x.Name != "STARTSWITH" || len(x.Args) != 2 {
+			return indexForm{}, false
+		}
+		slot, name, ok := fieldOf(x.Args[0])
+		value, isLit := stringLiteral(x.Args[1])
+		if ok && isLit && name == "subject" && isEvents(slot) {
+			return indexForm{slot: slot, lookups: []Lookup{{SubjectPrefix: value}}}, true
+		}
+	}
+	return indexForm{}, false
+}
+
+// lookupOf returns the lookup of events whose type or subject is value:
+// none for "", which no event has.
+func lookupOf(field, value string) []Lookup {
+	switch {
+	case value == "":
+		return nil
+	case field == "type":
+		return []Lookup{{Type: value}}
+	}
+	return []Lookup{{Subject: value}}
+}
+
+// idRangeForm recognises x.id AS INT <op> <int literal>, either way round.
+func idRangeForm(x *Binary, isEvents func(int) bool) (indexForm, bool) {
+	flip := map[string]string{"==": "==", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
+	for i, sides := range [][2]Expr{{x.L, x.R}, {x.R, x.L}} {
+		cast, isCast := sides[0].(*Cast)
+		lit, isLit := sides[1].(*Literal)
+		if !isCast || cast.Type != KindInt || !isLit || lit.Value.kind != KindInt {
+			continue
+		}
+		slot, name, ok := fieldOf(cast.X)
+		if !ok || name != "id" || !isEvents(slot) {
+			continue
+		}
+		op := x.Op
+		if i == 1 {
+			op = flip[op]
+		}
+		n := lit.Value.i
+		form := indexForm{slot: slot, isRange: true, from: 0, to: math.MaxUint64}
+		switch op {
+		case "==":
+			if n < 0 {
+				form.from, form.to = 1, 0 // nothing
+			} else {
+				form.from, form.to = uint64(n), uint64(n)
+			}
+		case ">":
+			if n >= 0 {
+				form.from = uint64(n) + 1
+			}
+		case ">=":
+			if n > 0 {
+				form.from = uint64(n)
+			}
+		case "<":
+			if n <= 0 {
+				form.from, form.to = 1, 0
+			} else {
+				form.to = uint64(n) - 1
+			}
+		case "<=":
+			if n < 0 {
+				form.from, form.to = 1, 0
+			} else {
+				form.to = uint64(n)
+			}
+		}
+		return form, true
+	}
+	return indexForm{}, false
+}
+
+// plan is how one query level reads its events sources and evaluates its
+// WHERE: the selection of each events alias, and the conjuncts left to
+// evaluate, index conjuncts first (§11.3).
+type plan struct {
+	selections []Selection // by alias slot (events sources only)
+	conditions []Expr
+}
+
+// lookupRank orders lookups by expected selectivity: none, subject and
+// type, subject, a union, type, prefix.
+func lookupRank(ls []Lookup) int {
+	switch {
+	case len(ls) == 0:
+		return -1
+	case len(ls) == 1 && ls[0].Subject != "" && ls[0].Type != "":
+		return 0
+	case len(ls) == 1 && ls[0].Subject != "":
+		return 1
+	case len(ls) > 1:
+		return 2
+	case len(ls) == 1 && ls[0].Type != "":
+		return 3
+	}
+	return 4
+}
+
+func makePlan(q *Query) plan {
+	p := plan{selections: make([]Selection, len(q.Froms))}
+	for i := range p.selections {
+		p.selections[i] = Selection{From: 0, To: math.MaxUint64}
+	}
+	if q.Where == nil {
+		return p
+	}
+	isEvents := func(slot int) bool { return slot < len(q.Froms) && q.Froms[slot].Kind == SourceEvents }
+	var index, other []Expr
+	forms := map[Expr]indexForm{}
+	for _, c := range conjuncts(q.Where) {
+		if form, ok := indexFormOf(c, isEvents); ok {
+			index = append(index, c)
+			forms[c] = form
+		} else {
+			other = append(other, c)
+		}
+	}
+	served := map[Expr]bool{}
+	for slot := range q.Froms {
+		if !isEvents(slot) {
+			continue
+		}
+		sel := &p.selections[slot]
+		var best Expr
+		var subjectEq, typeEq Expr
+		for _, c := range index {
+			form := forms[c]
+			if form.slot != slot {
+				continue
+			}
+			if form.isRange {
+				sel.From, sel.To = max(sel.From, form.from), min(sel.To, form.to)
+				served[c] = true
+				continue
+			}
+			if len(form.lookups) == 1 && subjectEq == nil && form.lookups[0].Subject != "" {
+				subjectEq = c
+			}
+			if len(form.lookups) == 1 && typeEq == nil && form.lookups[0].Type != "" {
+				typeEq = c
+			}
+			if best == nil || lookupRank(form.lookups) < lookupRank(forms[best].lookups) {
+				best = c
+			}
+		}
+		switch {
+		case subjectEq != nil && typeEq != nil:
+			sel.Lookups = []Lookup{{Subject: forms[subjectEq].lookups[0].Subject, Type: forms[typeEq].lookups[0].Type}}
+			served[subjectEq], served[typeEq] = true, true
+		case best != nil && len(forms[best].lookups) == 0: // [] CONTAINS x.type, x.type == "": nothing
+			sel.From, sel.To = 1, 0
+			served[best] = true
+		case best != nil:
+			sel.Lookups = forms[best].lookups
+			served[best] = true
+		}
+	}
+	for _, c := range index {
+		if !served[c] {
+			p.conditions = append(p.conditions, c)
+		}
+	}
+	p.conditions = append(p.conditions, other...)
+	return p
+}
