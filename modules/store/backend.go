@@ -32,6 +32,10 @@ type Scan struct {
 	// Type, unless empty, restricts the read to events of exactly this type.
 	// It combines with an empty Subject or with a Subject that is not Recursive.
 	Type string
+	// SubjectPrefix, unless empty, selects the events whose subject starts
+	// with it as a plain string ("/books/4" takes /books/42 and /books/4/x).
+	// It takes no Subject and no Type.
+	SubjectPrefix string
 	// From and To bound the ids, both inclusive.
 	From, To uint64
 	// Descending reads from To down to From.

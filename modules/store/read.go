@@ -95,18 +95,7 @@ func (s *Store) LatestID(subject, eventType string) (uint64, bool, error) {
 // Scan iterates the durable events selected by sc, whose To is capped at
 // the durable head. Recent events come from memory, older ones from storage.
 func (s *Store) Scan(sc Scan) RecordIterator {
-	count := s.Durable()
-	if count == 0 || sc.From >= count {
-		return emptyIterator{}
-	}
-	sc.To = min(sc.To, count-1)
-	if sc.From > sc.To {
-		return emptyIterator{}
-	}
-	if records, ok := s.recent.scan(sc); ok {
-		return &sliceIterator{records: records}
-	}
-	return s.backend.Scan(sc)
+	return scanUpTo(s.backend, s.recent, s.Durable(), sc)
 }
 
 type emptyIterator struct{}

@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
-	"sort"
 	"sync"
 	"sync/atomic"
 
@@ -77,15 +77,11 @@ func (r *registry) add(registered map[string]*schema.Schema) {
 	r.version.Add(1)
 }
 
-// types returns the registered types.
-func (r *registry) types() []string {
+// snapshot returns a copy of the registered schemas.
+func (r *registry) snapshot() map[string]*schema.Schema {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	out := make([]string, 0, len(r.schemas))
-	for t := range r.schemas {
-		out = append(out, t)
-	}
-	return out
+	return maps.Clone(r.schemas)
 }
 
 // validateCandidates checks the candidates whose type has a schema and
@@ -181,29 +177,10 @@ type EventType struct {
 	Phantom bool
 }
 
-// EventTypes returns the types of written events and the types with a
+// EventTypes returns the types of durable events and the types with a
 // registered schema, sorted by name.
 func (s *Store) EventTypes() ([]EventType, error) {
-	written := map[string]bool{}
-	it := s.backend.EventTypes()
-	for it.Next() {
-		written[it.Value()] = true
-	}
-	if err := it.Close(); err != nil {
-		return nil, err
-	}
-	names := s.schemas.types()
-	for t := range written {
-		if s.schemas.get(t) == nil {
-			names = append(names, t)
-		}
-	}
-	sort.Strings(names)
-	out := make([]EventType, len(names))
-	for i, name := range names {
-		out[i] = EventType{Name: name, Schema: s.schemas.get(name), Phantom: !written[name]}
-	}
-	return out, nil
+	return s.View().EventTypes()
 }
 
 // EventType describes one event type; found is false when no event of the

@@ -51,6 +51,8 @@ const (
 	SubjectPopulated
 	// SubjectOnEventID holds when the latest event of exactly the subject has the id.
 	SubjectOnEventID
+	// ConditionHolds holds when the precondition's Condition holds.
+	ConditionHolds
 )
 
 // Precondition is a condition a write requires of the committed events.
@@ -58,7 +60,28 @@ type Precondition struct {
 	Kind    PreconditionKind
 	Subject string
 	EventID uint64
+	// Condition is evaluated for ConditionHolds.
+	Condition Condition
 }
+
+// Condition is a precondition the writer evaluates on the state a write
+// sees: the committed events plus the earlier writes of its commit group,
+// not the write's own events. It runs inside the single writer, so it must
+// bound its own running time. An error makes the write fail with an
+// *InvalidPreconditionError.
+type Condition interface {
+	Holds(ctx context.Context, state *View) (bool, error)
+}
+
+// InvalidPreconditionError tells that a Condition could not be decided.
+type InvalidPreconditionError struct {
+	Err error
+}
+
+func (e *InvalidPreconditionError) Error() string { return "invalid precondition: " + e.Err.Error() }
+
+// Unwrap returns the condition's error.
+func (e *InvalidPreconditionError) Unwrap() error { return e.Err }
 
 // Store is the event store. Create it with New, open it and run its writer
 // with Start, and end it with Close.
@@ -244,7 +267,8 @@ func (s *Store) Failure() *FailureError { return s.failure.Load() }
 // Write appends candidates atomically if each matches the schema of its
 // type and every precondition holds, and returns their records once they
 // are durable. It fails with a *CandidateConflictError,
-// ErrPreconditionFailed, ErrClosed, a *FailureError, or ctx's error while
+// ErrPreconditionFailed, an *InvalidPreconditionError, ErrClosed, a
+// *FailureError, or ctx's error while
 // waiting for a place in the queue (then nothing was written).
 func (s *Store) Write(ctx context.Context, candidates []event.Candidate, preconditions []Precondition) ([]event.Record, error) {
 	if f := s.failure.Load(); f != nil {
@@ -371,7 +395,10 @@ func (s *Store) commit(group []*writeRequest) {
 				continue
 			}
 		}
-		if err := s.check(w.preconditions, pending); err != nil {
+		if err := s.check(w.preconditions, pending, func() *View {
+			return &View{backend: s.backend, recent: s.recent, count: s.head.Count, pending: written,
+				schemas: s.schemas.snapshot(), registered: registered}
+		}); err != nil {
 			w.err = err
 			continue
 		}
@@ -459,9 +486,20 @@ func (s *Store) fail(err error) *FailureError {
 // pendingState maps each subject written earlier in the group to its latest id.
 type pendingState map[string]uint64
 
-// check evaluates preconditions against the committed events and pending.
-func (s *Store) check(preconditions []Precondition, pending pendingState) error {
+// check evaluates preconditions against the committed events and pending;
+// state returns the view conditions are evaluated on.
+func (s *Store) check(preconditions []Precondition, pending pendingState, state func() *View) error {
 	for _, p := range preconditions {
+		if p.Kind == ConditionHolds {
+			holds, err := p.Condition.Holds(context.Background(), state())
+			if err != nil {
+				return &InvalidPreconditionError{Err: err}
+			}
+			if !holds {
+				return ErrPreconditionFailed
+			}
+			continue
+		}
 		latest, found, err := s.latest(p.Subject, pending)
 		if err != nil {
 			return s.fail(err)

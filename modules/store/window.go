@@ -1,6 +1,7 @@
 package store
 
 import (
+	"strings"
 	"sync"
 
 	"github.com/eventstore-service/eventstore/modules/event"
@@ -85,6 +86,8 @@ func (s Scan) matches(w Written) bool {
 	switch {
 	case s.Type != "" && w.Type != s.Type:
 		return false
+	case s.SubjectPrefix != "":
+		return strings.HasPrefix(w.Subject, s.SubjectPrefix)
 	case s.Subject == "":
 		return true
 	case s.Recursive:

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/cockroachdb/pebble/v2"
 
@@ -14,10 +16,22 @@ import (
 // Scan iterates the records selected by s. Every event ("/" recursive, or
 // no subject and no type) walks the event log itself; any other read walks
 // the index that serves it (type, subject and type, exact subject merged with
-// the tree index when recursive) and looks each record up by id.
+// the tree index when recursive, the tree index alone for a subject prefix
+// ending in "/", the exact index entries of every subject with the prefix
+// otherwise) and looks each record up by id.
 func (b *Backend) Scan(s store.Scan) store.RecordIterator {
 	var ids []*indexIterator
+	switch prefix := s.SubjectPrefix; {
+	case prefix == "" || prefix == "/":
+	case strings.ContainsAny(prefix, "\x00\x01"):
+		return &failedIterator{} // no subject holds these bytes, which the key encoding uses
+	case strings.HasSuffix(prefix, "/"):
+		ids = []*indexIterator{b.index(treePrefix(nil, strings.TrimSuffix(prefix, "/")), s)}
+	default:
+		ids = []*indexIterator{b.prefixIndex(prefix, s)}
+	}
 	switch {
+	case ids != nil:
 	case s.Type != "" && s.Subject == "":
 		ids = []*indexIterator{b.index(typePrefix(nil, s.Type), s)}
 	case s.Type != "" && !s.Recursive:
@@ -51,6 +65,33 @@ func (b *Backend) Scan(s store.Scan) store.RecordIterator {
 		return &failedIterator{err: err}
 	}
 	return &lookupIterator{ids: ids, records: records, descending: s.Descending}
+}
+
+// prefixIndex gathers the ids from..to of every subject starting with
+// prefix from the exact index, in order.
+func (b *Backend) prefixIndex(prefix string, s store.Scan) *indexIterator {
+	lower := appendSubject([]byte{spaceExact}, prefix)
+	x := &indexIterator{from: s.From, to: s.To, descending: s.Descending, started: true, gathered: true}
+	it, err := b.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: prefixEnd(lower)})
+	if err != nil {
+		x.err = err
+		return x
+	}
+	var posting []uint64
+	for ok := it.First(); ok && err == nil; ok = it.Next() {
+		posting, err = decodePosting(posting[:0], idOf(it.Key()), it.Value())
+		for _, id := range posting {
+			if id >= s.From && id <= s.To {
+				x.ids = append(x.ids, id)
+			}
+		}
+	}
+	x.err = errors.Join(err, it.Close())
+	slices.Sort(x.ids)
+	if s.Descending {
+		x.pos = len(x.ids) - 1
+	}
+	return x
 }
 
 func (b *Backend) index(prefix []byte, s store.Scan) *indexIterator {
@@ -102,6 +143,7 @@ type indexIterator struct {
 	descending bool
 	started    bool
 	valid      bool
+	gathered   bool     // ids holds every id; there is no posting to load
 	ids        []uint64 // of the current posting
 	pos        int
 	current    uint64
@@ -140,6 +182,9 @@ func (x *indexIterator) step() bool {
 // nextPosting loads the next posting in order. Ascending, the first one is
 // the last posting starting at or below from, which may hold from.
 func (x *indexIterator) nextPosting() bool {
+	if x.gathered {
+		return false
+	}
 	var ok bool
 	if !x.started && !x.descending {
 		ok = x.it.SeekLT(appendID(append([]byte(nil), x.prefix...), x.from+1)) || x.it.First()

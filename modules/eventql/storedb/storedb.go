@@ -1,0 +1,145 @@
+// Package storedb runs EventQL on the store: it presents a store.View as
+// an eventql.Database, and an EventQL program as a store precondition.
+package storedb
+
+import (
+	"context"
+	"errors"
+
+	"github.com/eventstore-service/eventstore/modules/event"
+	"github.com/eventstore-service/eventstore/modules/eventql"
+	"github.com/eventstore-service/eventstore/modules/store"
+)
+
+// cancelCheck is how many records pass between checks of the context.
+const cancelCheck = 256
+
+// DB is an eventql.Database over one view of the store.
+type DB struct {
+	view    *store.View
+	emitter *event.Emitter
+}
+
+// New returns the database of view; emitter writes whole events.
+func New(view *store.View, emitter *event.Emitter) *DB {
+	return &DB{view: view, emitter: emitter}
+}
+
+// scans returns the store scans whose union sel selects.
+func scans(sel eventql.Selection) []store.Scan {
+	base := store.Scan{From: sel.From, To: sel.To, Descending: sel.Descending}
+	if len(sel.Lookups) == 0 {
+		return []store.Scan{base}
+	}
+	out := make([]store.Scan, len(sel.Lookups))
+	for i, l := range sel.Lookups {
+		out[i] = base
+		if l.SubjectPrefix != "" {
+			out[i].SubjectPrefix = l.SubjectPrefix
+		} else {
+			out[i].Subject, out[i].Type = l.Subject, l.Type
+		}
+	}
+	return out
+}
+
+// Events calls fn for the selected events in id order, merging the scans
+// of a union without duplicates.
+func (db *DB) Events(ctx context.Context, sel eventql.Selection, fn func(event.Record) bool) (err error) {
+	if sel.From > sel.To {
+		return nil
+	}
+	var cursors []store.RecordIterator
+	var valid []bool
+	defer func() {
+		for _, it := range cursors {
+			err = errors.Join(err, it.Close())
+		}
+	}()
+	for _, sc := range scans(sel) {
+		it := db.view.Scan(sc)
+		cursors = append(cursors, it)
+		valid = append(valid, it.Next())
+	}
+	for n := 1; ; n++ {
+		if n%cancelCheck == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		best := -1
+		for i, it := range cursors {
+			if !valid[i] {
+				continue
+			}
+			if best < 0 || (it.Record().ID < cursors[best].Record().ID) != sel.Descending {
+				best = i
+			}
+		}
+		if best < 0 {
+			return nil
+		}
+		id := cursors[best].Record().ID
+		if !fn(cursors[best].Record()) {
+			return nil
+		}
+		for i, it := range cursors {
+			if valid[i] && it.Record().ID == id {
+				valid[i] = it.Next()
+			}
+		}
+	}
+}
+
+// Subjects calls fn for the subjects of the view in read-subjects order.
+func (db *DB) Subjects(ctx context.Context, fn func(string) error) error {
+	n := 0
+	return db.view.Subjects(func(s string) error {
+		if n++; n%cancelCheck == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		return fn(s)
+	})
+}
+
+// EventTypes calls fn for the event types of the view in name order.
+func (db *DB) EventTypes(ctx context.Context, fn func(eventql.EventType) error) error {
+	types, err := db.view.EventTypes()
+	if err != nil {
+		return err
+	}
+	for _, t := range types {
+		et := eventql.EventType{Name: t.Name, Phantom: t.Phantom}
+		if t.Schema != nil {
+			et.Schema = t.Schema.Raw
+		}
+		if err := fn(et); err != nil {
+			return err
+		}
+	}
+	return ctx.Err()
+}
+
+// Emit appends the complete JSON of r, signature included.
+func (db *DB) Emit(dst []byte, r event.Record) []byte { return db.emitter.Append(dst, r) }
+
+// Condition is an isEventQlQueryTrue precondition: an EventQL program
+// evaluated by the writer.
+type Condition struct {
+	program *eventql.Program
+	emitter *event.Emitter
+	opts    eventql.Options
+}
+
+// NewCondition returns the precondition that program holds, evaluated
+// with opts (its memory and time limits).
+func NewCondition(program *eventql.Program, emitter *event.Emitter, opts eventql.Options) *Condition {
+	return &Condition{program: program, emitter: emitter, opts: opts}
+}
+
+// Holds evaluates the program on state as eventql.md §13 says.
+func (c *Condition) Holds(ctx context.Context, state *store.View) (bool, error) {
+	return c.program.Holds(ctx, New(state, c.emitter), c.opts)
+}
