@@ -3,6 +3,7 @@ package eventql
 import (
 	"bytes"
 	"context"
+	"errors"
 	"strconv"
 
 	"github.com/eventstore-service/eventstore/modules/event"
@@ -55,28 +56,51 @@ const (
 	fieldTracestate  = 4
 	fieldTime        = 7
 	fieldData        = 10
+	fieldHash        = 11
 )
 
+// hashSuffix starts the last member of a stored record, after data: the
+// hash, a string of 64 hex digits.
+var hashSuffix = []byte(`,"hash":`)
+
+// hashMemberLength is the length of the hash member with its comma.
+var hashMemberLength = len(hashSuffix) + 66
+
 // eventData is an event read from the store. Its fields are found by one
-// scan over the stored JSON, on first use; data stays raw JSON.
+// scan over the stored JSON, on first use; data stays raw JSON. The
+// executor reuses one eventData per loop for every event it reads; a value
+// that outlives the read is retained (copied) first.
 type eventData struct {
 	rec    event.Record
 	db     Database
+	sc     *jsonscan.Scanner // shared by the execution
 	parsed bool
 	raw    [12][]byte
 }
 
-func newEvent(rec event.Record, db Database) Value {
-	return Value{kind: KindRecord, ev: &eventData{rec: rec, db: db}}
-}
+// errParsed ends the scan of a record at its data.
+var errParsed = errors.New("parsed")
 
 func (e *eventData) parse() {
 	if e.parsed {
 		return
 	}
 	e.parsed = true
-	sc := jsonscan.New(e.rec.JSON)
+	if e.sc == nil {
+		e.sc = jsonscan.New(nil)
+	}
+	sc, rec := e.sc, e.rec.JSON
+	sc.Reset(rec)
+	defer sc.Reset(nil)
 	_ = sc.RecordPrefix(func(key []byte) error {
+		if string(key) == "data" {
+			// The hash is the last member: data ends where it starts,
+			// which saves scanning through data.
+			if end := len(rec) - hashMemberLength; end > sc.Offset() && bytes.HasPrefix(rec[end:], hashSuffix) {
+				e.raw[fieldData], e.raw[fieldHash] = rec[sc.Offset():end], rec[end+len(hashSuffix):]
+				return errParsed
+			}
+		}
 		raw, err := sc.Raw()
 		for i, name := range eventFieldNames {
 			if string(key) == name {
@@ -153,7 +177,7 @@ func retain(v Value) Value {
 	case v.raw != nil:
 		v.raw = bytes.Clone(v.raw)
 	case v.ev != nil:
-		ev := &eventData{rec: event.Record{ID: v.ev.rec.ID, JSON: bytes.Clone(v.ev.rec.JSON)}, db: v.ev.db}
+		ev := &eventData{rec: event.Record{ID: v.ev.rec.ID, JSON: bytes.Clone(v.ev.rec.JSON)}, db: v.ev.db, sc: v.ev.sc}
 		v.ev = ev
 	case v.kind == KindArray:
 		elems := make([]Value, len(v.arr))

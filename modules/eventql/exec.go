@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
-	"sort"
 	"time"
 
 	"github.com/eventstore-service/eventstore/modules/event"
+	"github.com/eventstore-service/eventstore/modules/jsonscan"
 )
 
 // Program is a checked query, ready to run any number of times.
@@ -134,10 +134,15 @@ type execution struct {
 	used   int64
 	loaded int64
 	ticks  int
+	// scanner parses the events of the run, one at a time.
+	scanner jsonscan.Scanner
 }
 
 // errStop ends reading a level's sources once TOP is satisfied.
 var errStop = errors.New("stop")
+
+// release gives back n bytes accounted by charge.
+func (ex *execution) release(n int) { ex.used -= int64(n) }
 
 // charge accounts n bytes of memory kept by a blocking step.
 func (ex *execution) charge(n int) error {
@@ -165,18 +170,14 @@ func (ex *execution) tick() error {
 type levelState struct {
 	q        *Query
 	emit     func(Value) error
-	sorted   []sortEntry
+	sorter   *sorter // of an ORDER BY the source order does not serve
 	groups   []*group
 	index    map[string]*group
 	skipped  int64
 	passed   int64 // rows that passed SKIP and TOP
 	distinct map[string]bool
 	key      []byte
-}
-
-type sortEntry struct {
-	tuple []Value
-	key   Value
+	env      env // of the current row, reused
 }
 
 type group struct {
@@ -192,6 +193,9 @@ func (ex *execution) level(q *Query, emit func(Value) error) error {
 		}
 	}
 	st := &levelState{q: q, emit: emit}
+	if q.Order != nil && !q.plan.presorted {
+		st.sorter = newSorter(q)
+	}
 	if q.Distinct {
 		st.distinct = map[string]bool{}
 	}
@@ -201,8 +205,7 @@ func (ex *execution) level(q *Query, emit func(Value) error) error {
 			st.groups = []*group{ex.newGroup(q)} // one group, even without rows
 		}
 	}
-	streaming := q.Order == nil && !q.grouped
-	if streaming && q.top == 0 {
+	if st.sorter == nil && !q.grouped && q.top == 0 {
 		return nil
 	}
 	tuple := make([]Value, len(q.Froms))
@@ -210,11 +213,8 @@ func (ex *execution) level(q *Query, emit func(Value) error) error {
 	if err != nil && err != errStop {
 		return err
 	}
-	if q.Order != nil {
-		if err := ex.sortEntries(st); err != nil {
-			return err
-		}
-		for _, e := range st.sorted {
+	if st.sorter != nil {
+		for _, e := range st.sorter.sorted() {
 			if q.grouped {
 				err = ex.accumulate(st, e.tuple)
 			} else {
@@ -285,9 +285,11 @@ func (ex *execution) loop(st *levelState, sources [][]Value, tuple []Value, i in
 		return nil
 	}
 	var inner error
+	ev := &eventData{}
 	err := ex.db.Events(ex.ctx, q.plan.selections[i], func(r event.Record) bool {
 		ex.loaded++
-		tuple[i] = newEvent(r, ex.db)
+		*ev = eventData{rec: r, db: ex.db, sc: &ex.scanner}
+		tuple[i] = Value{kind: KindRecord, ev: ev}
 		inner = ex.loop(st, sources, tuple, i+1)
 		return inner == nil
 	})
@@ -306,7 +308,8 @@ func (ex *execution) row(st *levelState, tuple []Value) error {
 		return err
 	}
 	q := st.q
-	en := &env{tuple: tuple}
+	en := &st.env
+	*en = env{tuple: tuple}
 	for _, c := range q.plan.conditions {
 		v, err := ex.eval(c, en)
 		if err != nil {
@@ -320,19 +323,12 @@ func (ex *execution) row(st *levelState, tuple []Value) error {
 		}
 		return runtimeErr(q.WherePos, "WHERE condition must be BOOLEAN, got %s", v.kind)
 	}
-	if q.Order != nil {
+	if st.sorter != nil {
 		key, err := ex.eval(q.Order.Key, en)
 		if err != nil {
 			return err
 		}
-		kept := make([]Value, len(tuple))
-		size := key.jsonSize() + perValue
-		for i, v := range tuple {
-			kept[i] = retain(v)
-			size += v.jsonSize() + perValue
-		}
-		st.sorted = append(st.sorted, sortEntry{tuple: kept, key: retain(key)})
-		return ex.charge(size)
+		return st.sorter.add(ex, key, tuple)
 	}
 	if q.grouped {
 		return ex.accumulate(st, tuple)
@@ -373,44 +369,9 @@ func (ex *execution) output(st *levelState, en *env) error {
 }
 
 func (ex *execution) topReached(st *levelState) error {
-	if st.q.top >= 0 && st.passed >= st.q.top && st.q.Order == nil && !st.q.grouped {
+	if st.q.top >= 0 && st.passed >= st.q.top && st.sorter == nil && !st.q.grouped {
 		return errStop
 	}
-	return nil
-}
-
-// sortEntries sorts the buffered tuples by their keys, stably.
-func (ex *execution) sortEntries(st *levelState) error {
-	o := st.q.Order
-	var kind Kind = KindNull
-	for _, e := range st.sorted {
-		k := e.key.kind
-		switch {
-		case k == KindNull:
-		case !orderable(k):
-			return runtimeErr(o.Pos, "cannot order by %s", k)
-		case kind == KindNull:
-			kind = k
-		case !sameKind(kind, k):
-			return runtimeErr(o.Pos, "cannot order by values of different kinds: %s and %s", kind, k)
-		}
-	}
-	sort.SliceStable(st.sorted, func(i, j int) bool {
-		a, b := st.sorted[i].key, st.sorted[j].key
-		switch {
-		case a.isNull() && b.isNull():
-			return false
-		case a.isNull():
-			return !o.Desc
-		case b.isNull():
-			return o.Desc
-		}
-		c := compare(a, b)
-		if o.Desc {
-			return c > 0
-		}
-		return c < 0
-	})
 	return nil
 }
 
@@ -425,7 +386,8 @@ func (ex *execution) newGroup(q *Query) *group {
 // accumulate adds one row to its group's aggregates.
 func (ex *execution) accumulate(st *levelState, tuple []Value) error {
 	q := st.q
-	en := &env{tuple: tuple}
+	en := &st.env
+	*en = env{tuple: tuple}
 	var g *group
 	if q.Group == nil {
 		g = st.groups[0]

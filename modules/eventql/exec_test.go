@@ -58,6 +58,10 @@ func TestIndexUse(t *testing.T) {
 		`FROM a IN events FROM b IN events WHERE a.type == "` + p + `book-returned" AND b.subject == a.subject PROJECT INTO b.id`: 1 + 11,
 		`FROM a IN events FROM b IN events WHERE a.subject == "/readers/r1" AND b.subject == "/readers/r2" PROJECT INTO b.id`:     2,
 		`FROM x IN (FROM e IN events WHERE e.type == "` + p + `book-returned" PROJECT INTO e) PROJECT INTO x`:                     1,
+		`FROM e IN events ORDER BY e.time DESC TOP 3 PROJECT INTO e.id`:                                                           3,
+		`FROM e IN events ORDER BY e.id AS INT DESC SKIP 1 TOP 2 PROJECT INTO e.id`:                                               3,
+		`FROM e IN events ORDER BY e.time TOP 1 PROJECT INTO e.id`:                                                                1,
+		`FROM e IN events WHERE e.subject == "/books/42" ORDER BY e.time DESC TOP 1 PROJECT INTO e.id`:                            1,
 		// Not index forms: the planner must scan.
 		`FROM e IN events WHERE e.type == "` + p + `book-returned" OR e.data.x == 1 PROJECT INTO e.id`: 11,
 		`FROM e IN events WHERE NOT e.type == "` + p + `book-returned" PROJECT INTO e.id`:              11,
@@ -239,5 +243,49 @@ func TestEmitErrorStopsRun(t *testing.T) {
 	})
 	if !errors.Is(err, boom) || rows != 1 {
 		t.Fatalf("error %v after %d rows", err, rows)
+	}
+}
+
+// TestOrderByWithLimits checks that ORDER BY with SKIP and TOP (kept in a
+// bounded heap, or read in id order) gives exactly the slice of the full
+// stable sort.
+func TestOrderByWithLimits(t *testing.T) {
+	db := libraryDB(t)
+	keys := []string{"e.data.price", "e.subject", "e.type", "e.data.reader.age", "e.time", "e.id AS INT", "e.id",
+		"IF(e.id AS INT < 5, null, e.data.title)", "e.data.age * 0"}
+	for _, key := range keys {
+		for _, dir := range []string{"ASC", "DESC"} {
+			full, err := run(db, "FROM e IN events ORDER BY "+key+" "+dir+" PROJECT INTO e.id")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for skip := 0; skip <= 12; skip += 3 {
+				for top := 0; top <= 12; top += 2 {
+					q := fmt.Sprintf("FROM e IN events ORDER BY %s %s SKIP %d TOP %d PROJECT INTO e.id", key, dir, skip, top)
+					got, err := run(db, q)
+					if err != nil {
+						t.Fatal(err)
+					}
+					want := full[min(skip, len(full)):min(skip+top, len(full))]
+					if mustJSON(t, got) != mustJSON(t, want) && !(len(got) == 0 && len(want) == 0) {
+						t.Errorf("%s\n got %s\nwant %s", q, mustJSON(t, got), mustJSON(t, want))
+					}
+				}
+			}
+		}
+	}
+	checkCases(t, db, []specCase{
+		{`FROM a IN events FROM s IN subjects ORDER BY a.time DESC TOP 3 PROJECT INTO [a.id, s.subject]`, `[["10", "/"], ["10", "/books"], ["10", "/books/23"]]`},
+		{`FROM e IN events ORDER BY IF(e.id == "9", "x", 1) TOP 1 PROJECT INTO e.id`, `runtime: 1:18: cannot order by values of different kinds`},
+		{`FROM e IN events ORDER BY e.time DESC GROUP BY e.subject TOP 2 PROJECT INTO UNIQUE(e.subject)`, `["/books/7", "/books/99"]`},
+	})
+	// Only the best rows are kept: a TOP fits a budget the whole input exceeds.
+	p, _ := eventql.Compile(`FROM a IN events FROM b IN events ORDER BY a.data.price DESC TOP 2 PROJECT INTO [a.id, b.id]`)
+	if _, err := p.Run(t.Context(), db, eventql.Options{MemoryLimit: 8 << 10}, func(eventql.Value) error { return nil }); err != nil {
+		t.Errorf("ORDER BY with TOP 2: %v", err)
+	}
+	p, _ = eventql.Compile(`FROM a IN events FROM b IN events ORDER BY a.data.price DESC PROJECT INTO [a.id, b.id]`)
+	if _, err := p.Run(t.Context(), db, eventql.Options{MemoryLimit: 8 << 10}, func(eventql.Value) error { return nil }); err == nil {
+		t.Error("ORDER BY of 121 events kept within 8 KiB")
 	}
 }

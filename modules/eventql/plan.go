@@ -94,6 +94,17 @@ func indexFormOf(e Expr, isEvents func(int) bool) (indexForm, bool) {
 	return indexForm{}, false
 }
 
+// isIDOrder reports whether an ORDER BY key is x.time or x.id AS INT of
+// the first alias.
+func isIDOrder(key Expr) bool {
+	if cast, ok := key.(*Cast); ok && cast.Type == KindInt {
+		slot, name, ok := fieldOf(cast.X)
+		return ok && slot == 0 && name == "id"
+	}
+	slot, name, ok := fieldOf(key)
+	return ok && slot == 0 && name == "time"
+}
+
 // lookupOf returns the lookup of events whose type or subject is value:
 // none for "", which no event has.
 func lookupOf(field, value string) []Lookup {
@@ -164,6 +175,12 @@ func idRangeForm(x *Binary, isEvents func(int) bool) (indexForm, bool) {
 type plan struct {
 	selections []Selection // by alias slot (events sources only)
 	conditions []Expr
+	// presorted tells that reading the first source in id order (or in
+	// reverse) yields the tuples in ORDER BY order: the key is x.time or
+	// x.id AS INT of that events source, which increase with the id, and
+	// inner sources keep their order within an outer tuple, as the stable
+	// sort would.
+	presorted bool
 }
 
 // lookupRank orders lookups by expected selectivity: none, subject and
@@ -188,6 +205,10 @@ func makePlan(q *Query) plan {
 	p := plan{selections: make([]Selection, len(q.Froms))}
 	for i := range p.selections {
 		p.selections[i] = Selection{From: 0, To: math.MaxUint64}
+	}
+	if q.Order != nil && q.Froms[0].Kind == SourceEvents && isIDOrder(q.Order.Key) {
+		p.presorted = true
+		p.selections[0].Descending = q.Order.Desc
 	}
 	if q.Where == nil {
 		return p

@@ -527,5 +527,15 @@ func TestEventOutput(t *testing.T) {
 		{`FROM a IN events FROM b IN events WHERE a.id == "5" AND b.id == "6" PROJECT INTO a == b`, `[false]`},
 		{`FROM e IN events WHERE e.id == "5" PROJECT INTO {ev: e}.ev.data.readerId`, `["r1"]`},
 		{`FROM e IN events WHERE e.id == "1" PROJECT INTO [e.time AS STRING == e.time AS STRING, e.hash == e.hash, LEN(e.predecessorhash)]`, `[[true, true, 64]]`},
+		{`FROM e IN events WHERE e.id == "1" PROJECT INTO [e.hash, e.time]`, mustJSON(t, []any{[]any{db.Records[1].Hash(), "2025-01-01T00:00:01.000000001Z"}})},
+		{`FROM e IN events WHERE e.id == "2" PROJECT INTO e.predecessorhash`, mustJSON(t, []any{db.Records[1].Hash()})},
+	})
+	// Data that holds the text of the hash member does not confuse the parse.
+	tricky, err := eventqltest.NewMemDB([]eventqltest.Candidate{{Source: "https://x.io", Subject: "/a", Type: "x.y.z", Data: []byte(`{"a":",\"hash\":\"x\"","z":[1]}`)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkCases(t, tricky, []specCase{
+		{`FROM e IN events PROJECT INTO [e.data, e.hash]`, mustJSON(t, []any{[]any{map[string]any{"a": `,"hash":"x"`, "z": []any{1}}, tricky.Records[0].Hash()}})},
 	})
 }

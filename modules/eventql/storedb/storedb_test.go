@@ -121,13 +121,13 @@ func TestConformanceOnTheStore(t *testing.T) {
 
 	const p = "io.eventsourcingdb.library."
 	for q, want := range map[string]int64{
-		`FROM e IN events WHERE e.type == "` + p + `reader-registered" PROJECT INTO e.id`:                      2,
-		`FROM e IN events WHERE STARTSWITH(e.subject, "/books/4") PROJECT INTO e.id`:                           4,
-		`FROM e IN events WHERE STARTSWITH(e.subject, "/readers/") PROJECT INTO e.id`:                          2,
+		`FROM e IN events WHERE e.type == "` + p + `reader-registered" PROJECT INTO e.id`:                       2,
+		`FROM e IN events WHERE STARTSWITH(e.subject, "/books/4") PROJECT INTO e.id`:                            4,
+		`FROM e IN events WHERE STARTSWITH(e.subject, "/readers/") PROJECT INTO e.id`:                           2,
 		`FROM e IN events WHERE e.subject == "/books/42" AND e.type == "` + p + `book-borrowed" PROJECT INTO 1`: 2,
 		`FROM e IN events WHERE e.subject == "/books/7" OR e.type == "` + p + `book-returned" PROJECT INTO 1`:   3,
-		`FROM e IN events WHERE e.id AS INT >= 9 PROJECT INTO 1`:                                               2,
-		`FROM e IN events WHERE e.data.price > 1 PROJECT INTO 1`:                                               11,
+		`FROM e IN events WHERE e.id AS INT >= 9 PROJECT INTO 1`:                                                2,
+		`FROM e IN events WHERE e.data.price > 1 PROJECT INTO 1`:                                                11,
 	} {
 		_, stats, err := query(s, q)
 		if err != nil || stats.EventsLoaded != want {

@@ -1,0 +1,68 @@
+package storedb_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/eventstore-service/eventstore/modules/event"
+	"github.com/eventstore-service/eventstore/modules/eventql"
+	"github.com/eventstore-service/eventstore/modules/eventql/storedb"
+	"github.com/eventstore-service/eventstore/modules/store"
+)
+
+// benchStore holds n events in batches of 1,000: one in a hundred of type
+// io.example.rare on /rare, the others of io.example.common.
+func benchStore(b *testing.B, n int) *store.Store {
+	b.Helper()
+	s := openStore(b, b.TempDir())
+	b.Cleanup(func() { s.Close(context.Background()) })
+	data := []byte(`{"amount":1,"currency":"EUR","customer":"c-000001","note":"an ordinary event of a few hundred bytes","items":[{"sku":"a-1","qty":1}]}`)
+	for batch := 0; batch < n/1000; batch++ {
+		cs := make([]event.Candidate, 1000)
+		for i := range cs {
+			cs[i] = event.Candidate{Source: "https://bench.example", Subject: fmt.Sprintf("/common/%d", batch), Type: "io.example.common", Data: data}
+			if i%100 == 99 {
+				cs[i].Subject, cs[i].Type = "/rare", "io.example.rare"
+			}
+		}
+		if _, err := s.Write(context.Background(), cs, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return s
+}
+
+func benchQuery(b *testing.B, s *store.Store, query string, perRun int) {
+	p, err := eventql.Compile(query)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var out []byte
+	b.ResetTimer()
+	for range b.N {
+		if _, err := p.Run(context.Background(), storedb.New(s.View(), emitter), eventql.Options{MemoryLimit: 1 << 28}, func(v eventql.Value) error {
+			out = v.AppendJSON(out[:0])
+			return nil
+		}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(perRun*b.N)/b.Elapsed().Seconds(), "events/s")
+}
+
+// BenchmarkQueryTypeIndex selects 1% of 200,000 events by type and emits
+// them whole.
+func BenchmarkQueryTypeIndex(b *testing.B) {
+	benchQuery(b, benchStore(b, 200_000), `FROM e IN events WHERE e.type == "io.example.rare" PROJECT INTO e`, 2_000)
+}
+
+// BenchmarkQueryCount counts 200,000 events by a full scan.
+func BenchmarkQueryCount(b *testing.B) {
+	benchQuery(b, benchStore(b, 200_000), `FROM e IN events PROJECT INTO COUNT()`, 200_000)
+}
+
+// BenchmarkQueryFilter scans 200,000 events and tests a data field of each.
+func BenchmarkQueryFilter(b *testing.B) {
+	benchQuery(b, benchStore(b, 200_000), `FROM e IN events WHERE e.data.amount > 1 PROJECT INTO e.id`, 200_000)
+}
