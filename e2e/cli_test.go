@@ -36,6 +36,8 @@ func TestUsageErrors(t *testing.T) {
 		{"bad size", append([]string{"run", "--api-token=x", "--max-request-size=lots"}, dev...), nil, "--max-request-size"},
 		{"negative duration", append([]string{"run", "--api-token=x", "--shutdown-timeout=-5s"}, dev...), nil, "--shutdown-timeout must not be negative"},
 		{"bad log level", append([]string{"run", "--api-token=x", "--log-level=verbose"}, dev...), nil, "--log-level"},
+		{"tiny query memory", append([]string{"run", "--api-token=x", "--eventql-memory-limit=512"}, dev...), nil, "--eventql-memory-limit must be at least 1KiB"},
+		{"zero precondition timeout", append([]string{"run", "--api-token=x"}, dev...), []string{"EVENTSTORE_EVENTQL_PRECONDITION_TIMEOUT=0s"}, "--eventql-precondition-timeout must be greater than 0"},
 		{"unreadable signing key", append([]string{"run", "--api-token=x", "--signing-key-file=" + filepath.Join(dir, "missing.pem")}, dev...), nil, "--signing-key-file"},
 	}
 	for _, tc := range cases {

@@ -155,10 +155,15 @@ type ndjsonLine struct {
 // stream's form: 200, application/x-ndjson, compact lines ending in \n.
 func stream(t *testing.T, inst *harness.Instance, path, body string) []ndjsonLine {
 	t.Helper()
-	r := inst.Do("POST", path, harness.Token, body)
+	return streamLines(t, inst.Do("POST", path, harness.Token, body), path+" "+body)
+}
+
+// streamLines checks the form of a stream response and returns its lines.
+func streamLines(t *testing.T, r harness.Response, what string) []ndjsonLine {
+	t.Helper()
 	checkCommonHeaders(t, r)
 	if r.StatusCode != 200 || r.Header.Get("Content-Type") != "application/x-ndjson" {
-		t.Fatalf("%s %s: %d %q %s", path, body, r.StatusCode, r.Header.Get("Content-Type"), r.Body)
+		t.Fatalf("%s: %d %q %s", what, r.StatusCode, r.Header.Get("Content-Type"), r.Body)
 	}
 	if len(r.Body) > 0 && !bytes.HasSuffix(r.Body, []byte("\n")) {
 		t.Fatalf("stream does not end with a newline: %q", r.Body)

@@ -3,6 +3,7 @@ module github.com/eventstore-service/eventstore/e2e
 go 1.26.7
 
 require (
+	github.com/eventstore-service/eventstore v0.0.0-00010101000000-000000000000
 	github.com/google/uuid v1.6.0
 	github.com/prometheus/prometheus v0.314.0
 )
@@ -16,3 +17,5 @@ require (
 	golang.org/x/text v0.43.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 )
+
+replace github.com/eventstore-service/eventstore => ../

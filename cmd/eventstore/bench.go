@@ -21,7 +21,7 @@ func benchCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "url", Usage: "base URL of a running service (default: start one)"},
 			&cli.StringFlag{Name: "token", Usage: "API token of the service at --url"},
-			&cli.StringSliceFlag{Name: "scenario", Value: cli.NewStringSlice("write", "batch", "schema", "read", "observe"), Usage: "scenarios to run: write, batch, schema, read, observe"},
+			&cli.StringSliceFlag{Name: "scenario", Value: cli.NewStringSlice("write", "batch", "schema", "read", "observe", "query"), Usage: "scenarios to run: write, batch, schema, read, observe, query"},
 			&cli.DurationFlag{Name: "duration", Value: 10 * time.Second, Usage: "duration of each write scenario"},
 			&cli.IntFlag{Name: "clients", Value: 64, Usage: "concurrent clients of the write scenario (one event per request)"},
 			&cli.IntFlag{Name: "batch-clients", Value: 16, Usage: "concurrent clients of the batch scenario"},
@@ -29,6 +29,7 @@ func benchCommand() *cli.Command {
 			&cli.IntFlag{Name: "read-events", Value: 100_000, Usage: "events of the subject the read scenario reads"},
 			&cli.IntFlag{Name: "observers", Value: 100, Usage: "observers of the observe scenario"},
 			&cli.IntFlag{Name: "observe-rate", Value: 1000, Usage: "events per second written in the observe scenario"},
+			&cli.IntFlag{Name: "query-events", Value: 1_000_000, Usage: "events the query scenario writes (1% of them of the type it selects)"},
 		},
 		Action: runBench,
 	}
@@ -100,10 +101,44 @@ func runBench(c *cli.Context) error {
 			if err := runObserve(c, target, server); err != nil {
 				return cli.Exit("eventstore: bench: "+err.Error(), 1)
 			}
+		case "query":
+			if err := runQuery(c, target, report, usage); err != nil {
+				return cli.Exit("eventstore: bench: "+err.Error(), 1)
+			}
 		default:
-			return usageError(fmt.Errorf("unknown scenario %q (write, batch, schema, read, observe)", scenario))
+			return usageError(fmt.Errorf("unknown scenario %q (write, batch, schema, read, observe, query)", scenario))
 		}
 	}
+	return nil
+}
+
+// runQuery runs the query scenario: an indexed EventQL selection of 1% of
+// the events against read-events of the same events, and a full-scan
+// COUNT() over the whole store.
+func runQuery(c *cli.Context, target bench.Target, report func(bench.Result, bench.Usage), usage func() bench.Usage) error {
+	n := c.Int("query-events")
+	prefix := fmt.Sprintf("/bench/query/%d", time.Now().UnixNano())
+	if err := target.FillMixed(c.Context, prefix, n); err != nil {
+		return err
+	}
+	const rounds = 5
+	out := c.App.Writer
+	before := usage()
+	selected := target.Query(c.Context, fmt.Sprintf("query type == (%d of %d)", n/100, n),
+		fmt.Sprintf("FROM e IN events WHERE e.type == %q PROJECT INTO e", bench.RareEventType), rounds)
+	report(selected, before)
+	before = usage()
+	read := target.Read(c.Context, fmt.Sprintf("read-events same %d", n/100), prefix+"/rare", rounds)
+	report(read, before)
+	fmt.Fprintf(out, "%-28s indexed query at %.2fx the speed of read-events\n", "", selected.EventsPerSecond()/read.EventsPerSecond())
+	total, err := target.Count(c.Context)
+	if err != nil {
+		return err
+	}
+	before = usage()
+	count := target.Query(c.Context, fmt.Sprintf("query COUNT() of %d", total), "FROM e IN events PROJECT INTO COUNT()", rounds)
+	count.Events = total * count.Requests // every event is scanned
+	report(count, before)
 	return nil
 }
 

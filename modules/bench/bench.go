@@ -6,6 +6,7 @@ package bench
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -85,12 +86,19 @@ const EventSchema = `{"type":"object","properties":{"amount":{"type":"integer","
 
 // writeBody returns a write-events body of n events of eventType on subject.
 func writeBody(subject, eventType string, n int) []byte {
+	return batchBody(n, func(int) (string, string) { return subject, eventType })
+}
+
+// batchBody returns a write-events body of n events; event i has the
+// subject and type of place(i).
+func batchBody(n int, place func(i int) (subject, eventType string)) []byte {
 	var b strings.Builder
 	b.WriteString(`{"events":[`)
 	for i := 0; i < n; i++ {
 		if i > 0 {
 			b.WriteByte(',')
 		}
+		subject, eventType := place(i)
 		fmt.Fprintf(&b, `{"source":"https://bench.eventstore.example","subject":%q,"type":%q,"data":{"amount":%d,"currency":"EUR","customer":"c-%06d","note":"an ordinary event of a few hundred bytes","items":[{"sku":"a-1","qty":1},{"sku":"b-2","qty":3}]}}`, subject, eventType, i, i)
 	}
 	b.WriteString(`]}`)
@@ -162,10 +170,33 @@ func (t Target) Write(ctx context.Context, name, eventType string, clients, batc
 // Fill writes n events on subject in batches of 1,000, interleaved with as
 // many events on other subjects, so that reading subject skips over them.
 func (t Target) Fill(ctx context.Context, subject string, n int) error {
-	client := newClient(2)
 	own, other := writeBody(subject, EventType, 1000), writeBody(subject+"-neighbour", EventType, 1000)
-	for written := 0; written < n; written += 1000 {
-		for _, body := range [][]byte{own, other} {
+	return t.fill(ctx, (n+999)/1000, func(int) [][]byte { return [][]byte{own, other} })
+}
+
+// RareEventType is the type of the events the query scenario selects.
+const RareEventType = "io.eventstore.bench.flagged"
+
+// FillMixed writes n events below prefix in batches of 1,000: one in a
+// hundred of RareEventType on prefix/rare, the others of EventType, each
+// batch on a subject prefix/common/<batch> of its own.
+func (t Target) FillMixed(ctx context.Context, prefix string, n int) error {
+	return t.fill(ctx, (n+999)/1000, func(batch int) [][]byte {
+		common := fmt.Sprintf("%s/common/%d", prefix, batch)
+		return [][]byte{batchBody(1000, func(i int) (string, string) {
+			if i%100 == 99 {
+				return prefix + "/rare", RareEventType
+			}
+			return common, EventType
+		})}
+	})
+}
+
+// fill posts the bodies of every batch to write-events.
+func (t Target) fill(ctx context.Context, batches int, bodies func(batch int) [][]byte) error {
+	client := newClient(2)
+	for batch := 0; batch < batches; batch++ {
+		for _, body := range bodies(batch) {
 			resp, err := t.post(ctx, client, "/api/v1/write-events", body)
 			if err != nil {
 				return err
@@ -224,8 +255,38 @@ func (t Target) RegisterSchema(ctx context.Context, eventType, schema string) er
 // every round is one request, its latency the time to the last line. The
 // server's heap is sampled every 10 ms meanwhile.
 func (t Target) Read(ctx context.Context, name, subject string, rounds int) Result {
+	return t.stream(ctx, name, "/api/v1/read-events", []byte(fmt.Sprintf(`{"subject":%q}`, subject)), rounds)
+}
+
+// Query runs an EventQL query rounds times and counts its lines as events.
+func (t Target) Query(ctx context.Context, name, query string, rounds int) Result {
+	body, _ := json.Marshal(map[string]string{"query": query})
+	return t.stream(ctx, name, "/api/v1/run-eventql-query", body, rounds)
+}
+
+// Count returns the number of events in the store, by EventQL.
+func (t Target) Count(ctx context.Context) (int64, error) {
+	body, _ := json.Marshal(map[string]string{"query": "FROM e IN events PROJECT INTO COUNT()"})
+	resp, err := t.post(ctx, newClient(1), "/api/v1/run-eventql-query", body)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	var line struct {
+		Type    string
+		Payload int64
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&line); err != nil || line.Type != "row" {
+		return 0, fmt.Errorf("count: status %d, %v", resp.StatusCode, err)
+	}
+	return line.Payload, nil
+}
+
+// stream posts body to an NDJSON endpoint rounds times, one request after
+// the other, counting the lines it answers with as events and sampling the
+// server's Go heap meanwhile.
+func (t Target) stream(ctx context.Context, name, path string, body []byte, rounds int) Result {
 	client := newClient(1)
-	body := []byte(fmt.Sprintf(`{"subject":%q}`, subject))
 	res := Result{Name: name}
 	sampler := newClient(1)
 	res.HeapBefore, _ = t.heapInUse(sampler)
@@ -252,7 +313,7 @@ func (t Target) Read(ctx context.Context, name, subject string, rounds int) Resu
 	start := time.Now()
 	for i := 0; i < rounds; i++ {
 		begin := time.Now()
-		resp, err := t.post(ctx, client, "/api/v1/read-events", body)
+		resp, err := t.post(ctx, client, path, body)
 		if err != nil {
 			res.Errors++
 			continue

@@ -138,6 +138,12 @@ func Load(src Source) (Config, error) {
 			return Config{}, fmt.Errorf("--%s: %w", s.flag, err)
 		}
 	}
+	if cfg.EventQLMemoryLimit < 1<<10 {
+		return Config{}, fmt.Errorf("--%s must be at least 1KiB, got %s", FlagEventQLMemoryLimit, src.String(FlagEventQLMemoryLimit))
+	}
+	if cfg.EventQLPreconditionTimeout == 0 {
+		return Config{}, fmt.Errorf("--%s must be greater than 0", FlagEventQLPreconditionTimeout)
+	}
 	return cfg, nil
 }
 

@@ -125,6 +125,9 @@ func TestLoadRejects(t *testing.T) {
 		{"negative drain", append([]string{"--shutdown-drain-period=-1s"}, withToken...), "--shutdown-drain-period must not be negative"},
 		{"bad size", append([]string{"--max-request-size=16MB"}, withToken...), "--max-request-size: invalid size"},
 		{"zero size", append([]string{"--max-event-size=0"}, withToken...), "--max-event-size: invalid size"},
+		{"tiny query memory", append([]string{"--eventql-memory-limit=1000"}, withToken...), "--eventql-memory-limit must be at least 1KiB, got 1000"},
+		{"zero precondition timeout", append([]string{"--eventql-precondition-timeout=0s"}, withToken...), "--eventql-precondition-timeout must be greater than 0"},
+		{"negative precondition timeout", append([]string{"--eventql-precondition-timeout=-1s"}, withToken...), "--eventql-precondition-timeout must not be negative"},
 		{"wrong signing key type", append([]string{"--signing-key-file=" + rsaLike}, withToken...), "an Ed25519 key is required"},
 		{"signing key not PEM", append([]string{"--signing-key-file=" + emptyFile}, withToken...), "no PEM"},
 	}

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
@@ -37,6 +38,7 @@ type API struct {
 	stopping     <-chan struct{}
 	metrics      *Metrics
 	log          *zap.Logger
+	eventql      QueryLimits
 	scanners     sync.Pool // of *jsonscan.Scanner, whose scratch buffers outlive a request
 }
 
@@ -47,12 +49,23 @@ type Options struct {
 	// Stopping is closed when the service's stop phase begins; open streams
 	// end with a final error line then.
 	Stopping <-chan struct{}
+	// EventQL limits queries and query preconditions.
+	EventQL QueryLimits
+}
+
+// QueryLimits bound EventQL executions.
+type QueryLimits struct {
+	// MemoryLimit is the budget of one execution's blocking steps in bytes.
+	MemoryLimit int64
+	// PreconditionTimeout bounds one isEventQlQueryTrue evaluation.
+	PreconditionTimeout time.Duration
 }
 
 // New returns the API over s, emitting events with emitter and management
 // events with events.
 func New(s *store.Store, emitter *event.Emitter, events *envelope.Builder, metrics *Metrics, log *zap.Logger, opts Options) *API {
-	a := &API{store: s, emitter: emitter, events: events, maxEventSize: opts.MaxEventSize, stopping: opts.Stopping, metrics: metrics, log: log}
+	a := &API{store: s, emitter: emitter, events: events, maxEventSize: opts.MaxEventSize, stopping: opts.Stopping,
+		metrics: metrics, log: log, eventql: opts.EventQL}
 	a.scanners.New = func() any { return jsonscan.New(nil) }
 	return a
 }
@@ -67,6 +80,7 @@ func (a *API) Routes() []httpkit.Route {
 		{Method: http.MethodPost, Path: RegisterEventSchemaPath, Handler: http.HandlerFunc(a.registerEventSchema)},
 		{Method: http.MethodPost, Path: ReadEventTypesPath, Handler: http.HandlerFunc(a.readEventTypes)},
 		{Method: http.MethodPost, Path: ReadEventTypePath, Handler: http.HandlerFunc(a.readEventType)},
+		{Method: http.MethodPost, Path: RunEventQLQueryPath, Handler: http.HandlerFunc(a.runEventQLQuery)},
 	}
 }
 
@@ -76,6 +90,7 @@ type Metrics struct {
 	eventsRead    *prometheus.CounterVec
 	observers     prometheus.Gauge
 	observeSent   prometheus.Counter
+	queries       *prometheus.CounterVec
 }
 
 // NewMetrics registers the API metrics on reg.
@@ -89,8 +104,10 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Name: "eventstore_observers", Help: "Open observe-events streams."}),
 		observeSent: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "eventstore_observe_events_sent_total", Help: "Live events delivered to observers (written after the observer started)."}),
+		queries: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "eventstore_eventql_queries_total", Help: "run-eventql-query requests by outcome."}, []string{"result"}),
 	}
-	if err := metrics.Register(reg, m.writeRequests, m.eventsRead, m.observers, m.observeSent); err != nil {
+	if err := metrics.Register(reg, m.writeRequests, m.eventsRead, m.observers, m.observeSent, m.queries); err != nil {
 		return nil, err
 	}
 	return m, nil
@@ -111,6 +128,7 @@ const (
 func storeError(err error) (*httpkit.Error, string) {
 	var (
 		apiErr    *httpkit.Error
+		invalid   *store.InvalidPreconditionError
 		failure   *store.FailureError
 		errno     syscall.Errno
 		candidate *store.CandidateConflictError
@@ -119,6 +137,8 @@ func storeError(err error) (*httpkit.Error, string) {
 	switch {
 	case errors.As(err, &apiErr):
 		return apiErr, resultInvalid
+	case errors.As(err, &invalid):
+		return httpkit.Errorf(http.StatusBadRequest, "%s", invalid.Error()), resultInvalid
 	case errors.As(err, &candidate):
 		return httpkit.Errorf(http.StatusConflict, "schema conflict: event candidate does not match schema: %s", candidate.Msg), resultSchemaConflict
 	case errors.As(err, &existing):

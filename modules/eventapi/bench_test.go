@@ -38,7 +38,7 @@ func BenchmarkDecodeWrite(b *testing.B) {
 	sc := jsonscan.New(nil)
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
-		if _, _, err := decodeWrite(sc, body, 1<<20); err != nil {
+		if _, _, err := decodeWrite(sc, body, 1<<20, testCondition); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -9,12 +9,19 @@ import (
 	"testing"
 
 	"github.com/eventstore-service/eventstore/modules/event"
+	"github.com/eventstore-service/eventstore/modules/eventql"
+	"github.com/eventstore-service/eventstore/modules/eventql/storedb"
 	"github.com/eventstore-service/eventstore/modules/httpkit"
 	"github.com/eventstore-service/eventstore/modules/jsonscan"
 	"github.com/eventstore-service/eventstore/modules/store"
 )
 
 const validEvent = `{"source":"https://library.example.com","subject":"/books/42","type":"com.example.library.book-acquired","data":{"title":"x"}}`
+
+// testCondition makes the store condition of a query precondition.
+func testCondition(p *eventql.Program) store.Condition {
+	return storedb.NewCondition(p, event.NewEmitter(nil), eventql.Options{})
+}
 
 func wantError(t *testing.T, err error, message string) {
 	t.Helper()
@@ -61,11 +68,14 @@ func TestDecodeWriteErrors(t *testing.T) {
 		{"missing payload", `{"events":[` + validEvent + `],"preconditions":[{"type":"isSubjectPristine"}]}`, "invalid precondition: missing payload"},
 		{"bad precondition subject", `{"events":[` + validEvent + `],"preconditions":[{"type":"isSubjectPopulated","payload":{"subject":"x"}}]}`, "invalid precondition: invalid subject: 'x'"},
 		{"bad precondition id", `{"events":[` + validEvent + `],"preconditions":[{"type":"isSubjectOnEventId","payload":{"subject":"/a","eventId":"01"}}]}`, "invalid precondition: invalid event id: '01'"},
-		{"eventql not yet", `{"events":[` + validEvent + `],"preconditions":[{"type":"isEventQlQueryTrue","payload":{"query":"FROM e IN events PROJECT INTO COUNT() == 0"}}]}`, "invalid precondition: isEventQlQueryTrue is not supported yet"},
+		{"eventql static error", `{"events":[` + validEvent + `],"preconditions":[{"type":"isEventQlQueryTrue","payload":{"query":"FROM e IN events WHERE x.id == 1 PROJECT INTO COUNT() == 0"}}]}`, "invalid precondition: 1:24: unknown alias 'x'"},
+		{"eventql empty", `{"events":[` + validEvent + `],"preconditions":[{"type":"isEventQlQueryTrue","payload":{"query":" // nothing"}}]}`, "invalid precondition: empty query"},
+		{"eventql missing", `{"events":[` + validEvent + `],"preconditions":[{"type":"isEventQlQueryTrue","payload":{}}]}`, "invalid precondition: empty query"},
+		{"eventql not a string", `{"events":[` + validEvent + `],"preconditions":[{"type":"isEventQlQueryTrue","payload":{"query":1}}]}`, "invalid precondition: malformed payload: cannot unmarshal number into Go struct field preconditionPayload.query of type string"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			_, _, err := DecodeWrite([]byte(tc.body), 64)
+			_, _, err := DecodeWrite([]byte(tc.body), 64, testCondition)
 			wantError(t, err, tc.want)
 		})
 	}
@@ -74,8 +84,9 @@ func TestDecodeWriteErrors(t *testing.T) {
 func TestDecodeWrite(t *testing.T) {
 	body := `{"EVENTS":[{"source":"https://x","subject":"/a","type":"io.example.thing","data":{"b":1.50,"a":"<"},"traceParent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01","traceState":"k=v","extra":1},
 		{"source":"https://x","subject":"/b","type":"io.example.thing","data":{},"traceparent":null,"tracestate":""}],
-		"preconditions":[{"type":"isSubjectPristine","payload":{"subject":"/a"}},{"type":"isSubjectOnEventId","payload":{"subject":"/b","eventId":"12"}}]}`
-	candidates, preconditions, err := DecodeWrite([]byte(body), 1<<20)
+		"preconditions":[{"type":"isSubjectPristine","payload":{"subject":"/a"}},{"type":"isSubjectOnEventId","payload":{"subject":"/b","eventId":"12"}},
+		{"type":"isEventQlQueryTrue","payload":{"query":"FROM e IN events PROJECT INTO COUNT() == 0"}}]}`
+	candidates, preconditions, err := DecodeWrite([]byte(body), 1<<20, testCondition)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,8 +101,9 @@ func TestDecodeWrite(t *testing.T) {
 			t.Errorf("candidate %d: got %+v, want %+v", i, got, want[i])
 		}
 	}
-	if len(preconditions) != 2 || preconditions[0] != (store.Precondition{Kind: store.SubjectPristine, Subject: "/a"}) ||
-		preconditions[1] != (store.Precondition{Kind: store.SubjectOnEventID, Subject: "/b", EventID: 12}) {
+	if len(preconditions) != 3 || preconditions[0] != (store.Precondition{Kind: store.SubjectPristine, Subject: "/a"}) ||
+		preconditions[1] != (store.Precondition{Kind: store.SubjectOnEventID, Subject: "/b", EventID: 12}) ||
+		preconditions[2].Kind != store.ConditionHolds || preconditions[2].Condition == nil {
 		t.Fatalf("preconditions %+v", preconditions)
 	}
 }
@@ -127,6 +139,19 @@ func TestDecodeRead(t *testing.T) {
 		_, err := DecodeRead([]byte(body))
 		wantError(t, err, want)
 	}
+	for body, want := range map[string]string{
+		`{}`:             "invalid query: empty query",
+		`{"query":null}`: "invalid query: empty query",
+		`{"query":""}`:   "invalid query: empty query",
+		`{"query":"FROM e IN events WHERE e.id == \"1\""}`: "invalid query: 1:35: expected PROJECT INTO, found end of query",
+		`{"query":1}`: "invalid request: malformed JSON: cannot unmarshal number into Go struct field .query of type string",
+	} {
+		_, err := DecodeQuery([]byte(body))
+		wantError(t, err, want)
+	}
+	if _, err := DecodeQuery([]byte(`{"query":"FROM e IN events PROJECT INTO e","other":1}`)); err != nil {
+		t.Fatalf("valid query: %v", err)
+	}
 	if _, err := DecodeSubjects([]byte(`{"baseSubject":""}`)); err == nil {
 		t.Fatal("empty base subject accepted")
 	}
@@ -140,11 +165,12 @@ func FuzzDecodeWrite(f *testing.F) {
 		`{"events":[` + validEvent + `]}`, ``, `null`, `{"events":[]}`, `{"events":[{}]}`,
 		`{"events":[{"source":"https://x","subject":"/a","type":"io.example.t","data":{"n":1e3,"s":"\u2028<"},"traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01","tracestate":"a=b"}],"preconditions":[{"type":"isSubjectOnEventId","payload":{"subject":"/a","eventId":"3"}}]}`,
 		`{"events":[{"source":"tag:x,2023:y","subject":"/","type":"ab.c.d","data":{"a":[[[{}]]]}}],"preconditions":[{"type":"isSubjectPristine","payload":null}]}`,
+		`{"events":[` + validEvent + `],"preconditions":[{"type":"isEventQlQueryTrue","payload":{"query":"FROM e IN events WHERE e.type == 'x' PROJECT INTO COUNT() == 0"}}]}`,
 	} {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		candidates, preconditions, err := DecodeWrite(body, 4096)
+		candidates, preconditions, err := DecodeWrite(body, 4096, testCondition)
 		if trimmed := strings.TrimSpace(string(body)); err == nil && trimmed != "" && !json.Valid(body) {
 			t.Fatalf("accepted invalid JSON %q", body)
 		}
@@ -171,8 +197,8 @@ func FuzzDecodeWrite(f *testing.F) {
 			}
 		}
 		for _, p := range preconditions {
-			if !event.ValidSubject(p.Subject) {
-				t.Fatalf("precondition with invalid subject accepted: %+v", p)
+			if (p.Kind == store.ConditionHolds) != (p.Condition != nil) || (p.Condition == nil && !event.ValidSubject(p.Subject)) {
+				t.Fatalf("invalid precondition accepted: %+v", p)
 			}
 		}
 	})
@@ -186,6 +212,7 @@ func TestStoreErrorMapping(t *testing.T) {
 		result string
 	}{
 		{store.ErrPreconditionFailed, 409, "state conflict: precondition failed", resultPreconditionFailed},
+		{&store.InvalidPreconditionError{Err: errors.New("query must yield a BOOLEAN, got INT")}, 400, "invalid precondition: query must yield a BOOLEAN, got INT", resultInvalid},
 		{store.ErrClosed, 503, "service unavailable: shutting down", resultUnavailable},
 		{&store.FailureError{Full: true, Err: fmt.Errorf("pebble: fatal commit error: %w", syscall.ENOSPC)}, 507, "insufficient storage: no space left on device", resultStorageError},
 		{&store.FailureError{Err: errors.New("injected sync failure")}, 500, "internal error: storage failure", resultStorageError},

@@ -21,7 +21,7 @@ func (a *API) writeEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sc := a.scanners.Get().(*jsonscan.Scanner)
-	candidates, preconditions, err := decodeWrite(sc, body, a.maxEventSize)
+	candidates, preconditions, err := decodeWrite(sc, body, a.maxEventSize, a.condition)
 	sc.Reset(nil)
 	a.scanners.Put(sc)
 	if err != nil {

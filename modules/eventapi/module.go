@@ -20,7 +20,11 @@ var Module = fx.Module("eventapi",
 		func(cfg config.Config) *event.Emitter { return event.NewEmitter(cfg.SigningKey) },
 		NewMetrics,
 		func(s *store.Store, e *event.Emitter, b *envelope.Builder, m *Metrics, log *zap.Logger, cfg config.Config, state *lifecycle.State) *API {
-			return New(s, e, b, m, log.Named("eventapi"), Options{MaxEventSize: cfg.MaxEventSize, Stopping: state.Stopping()})
+			return New(s, e, b, m, log.Named("eventapi"), Options{
+				MaxEventSize: cfg.MaxEventSize,
+				Stopping:     state.Stopping(),
+				EventQL:      QueryLimits{MemoryLimit: cfg.EventQLMemoryLimit, PreconditionTimeout: cfg.EventQLPreconditionTimeout},
+			})
 		},
 		httpserver.AsRoutes(func(a *API) []httpkit.Route { return a.Routes() }),
 	),

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/eventstore-service/eventstore/modules/event"
+	"github.com/eventstore-service/eventstore/modules/eventql"
 	"github.com/eventstore-service/eventstore/modules/httpkit"
 	"github.com/eventstore-service/eventstore/modules/jsonscan"
 	"github.com/eventstore-service/eventstore/modules/store"
@@ -40,13 +41,19 @@ type preconditionPayload struct {
 // canonical data, and preconditions. It reads the body in one pass (the
 // envelope and every event's data, canonicalized on the way) and then
 // reports problems in the order of api.md: JSON decoding, limits, each
-// event's fields in order, then the preconditions.
-func DecodeWrite(body []byte, maxEventSize int64) ([]event.Candidate, []store.Precondition, error) {
-	return decodeWrite(jsonscan.New(nil), body, maxEventSize)
+// event's fields in order, then the preconditions. An isEventQlQueryTrue
+// precondition is compiled here and turned into a store.Condition by
+// condition.
+func DecodeWrite(body []byte, maxEventSize int64, condition ConditionFunc) ([]event.Candidate, []store.Precondition, error) {
+	return decodeWrite(jsonscan.New(nil), body, maxEventSize, condition)
 }
 
+// ConditionFunc turns a compiled isEventQlQueryTrue query into the
+// condition the store's writer evaluates.
+type ConditionFunc func(*eventql.Program) store.Condition
+
 // decodeWrite is DecodeWrite with a Scanner to reuse.
-func decodeWrite(sc *jsonscan.Scanner, body []byte, maxEventSize int64) ([]event.Candidate, []store.Precondition, error) {
+func decodeWrite(sc *jsonscan.Scanner, body []byte, maxEventSize int64, condition ConditionFunc) ([]event.Candidate, []store.Precondition, error) {
 	scanned, rawPreconditions, err := scanWrite(sc, body)
 	if err != nil {
 		return nil, nil, err
@@ -65,7 +72,7 @@ func decodeWrite(sc *jsonscan.Scanner, body []byte, maxEventSize int64) ([]event
 		s := &scanned[i]
 		candidates[i] = event.Candidate{Source: s.source, Subject: s.subject, Type: s.eventType, Data: s.data, TraceParent: s.traceParent, TraceState: s.traceState}
 	}
-	preconditions, err := decodePreconditions(rawPreconditions)
+	preconditions, err := decodePreconditions(rawPreconditions, condition)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -202,7 +209,7 @@ func validateCandidate(c *scannedCandidate, maxEventSize int64) error {
 	return nil
 }
 
-func decodePreconditions(raw []byte) ([]store.Precondition, error) {
+func decodePreconditions(raw []byte, condition ConditionFunc) ([]store.Precondition, error) {
 	if len(raw) == 0 || string(raw) == "null" || string(raw) == "[]" {
 		return nil, nil
 	}
@@ -214,7 +221,7 @@ func decodePreconditions(raw []byte) ([]store.Precondition, error) {
 	}
 	preconditions := make([]store.Precondition, 0, len(wire))
 	for _, p := range wire {
-		pc, err := decodePrecondition(p)
+		pc, err := decodePrecondition(p, condition)
 		if err != nil {
 			return nil, err
 		}
@@ -223,7 +230,7 @@ func decodePreconditions(raw []byte) ([]store.Precondition, error) {
 	return preconditions, nil
 }
 
-func decodePrecondition(p wirePrecondition) (store.Precondition, error) {
+func decodePrecondition(p wirePrecondition, condition ConditionFunc) (store.Precondition, error) {
 	kinds := map[string]store.PreconditionKind{
 		"isSubjectPristine":  store.SubjectPristine,
 		"isSubjectPopulated": store.SubjectPopulated,
@@ -241,7 +248,11 @@ func decodePrecondition(p wirePrecondition) (store.Precondition, error) {
 		return store.Precondition{}, badRequest("invalid precondition: malformed payload: %s", strings.TrimPrefix(err.Error(), "json: "))
 	}
 	if p.Type == "isEventQlQueryTrue" {
-		return store.Precondition{}, badRequest("invalid precondition: isEventQlQueryTrue is not supported yet")
+		program, err := eventql.Compile(deref(payload.Query))
+		if err != nil {
+			return store.Precondition{}, badRequest("invalid precondition: %s", err)
+		}
+		return store.Precondition{Kind: store.ConditionHolds, Condition: condition(program)}, nil
 	}
 	subject := deref(payload.Subject)
 	if !event.ValidSubject(subject) {
