@@ -1,103 +1,111 @@
-// The management UI: sign in with the API token (kept in sessionStorage,
-// sent only in the Authorization header) and watch the health report.
-const TOKEN_KEY = 'eventstore.token';
-const REFRESH_MS = 5000;
+// The management UI shell: sign-in with the API token (kept in
+// sessionStorage, sent only in the Authorization header) and hash routing
+// between the views.
+import { request, getToken, setToken, clearToken, setUnauthorizedHandler, ApiError } from './api.js';
+import { $, showError, errorMessage } from './dom.js';
+import * as dashboard from './views/dashboard.js';
+import * as subjects from './views/subjects.js';
+import * as events from './views/events.js';
+import * as live from './views/live.js';
+import * as query from './views/query.js';
+import * as types from './views/types.js';
 
-const $ = (id) => document.getElementById(id);
-let timer;
+const REJECTED = 'The token was not accepted.';
+const views = { dashboard, subjects, events, live, query, types };
+const DEFAULT_VIEW = 'dashboard';
+let current = null;
 
-function token() {
-  return sessionStorage.getItem(TOKEN_KEY);
+for (const view of Object.values(views)) view.init();
+
+function parseHash() {
+  const hash = location.hash.replace(/^#\/?/, '');
+  const q = hash.indexOf('?');
+  const name = q < 0 ? hash : hash.slice(0, q);
+  const params = new URLSearchParams(q < 0 ? '' : hash.slice(q + 1));
+  return { name, params };
 }
 
-async function fetchHealth() {
-  const response = await fetch('/api/v1/health', {
-    headers: { Authorization: `Bearer ${token()}` },
-    cache: 'no-store',
-  });
-  if (response.status === 401) {
-    throw Object.assign(new Error('The token was not accepted.'), { unauthorized: true });
-  }
-  if (!response.ok && response.status !== 503) {
-    throw new Error(`The health endpoint answered ${response.status}.`);
-  }
-  return response.json();
-}
-
-function formatValue(entry) {
-  const unit = entry.observedUnit === 's' ? ' s' : entry.observedUnit ? ` ${entry.observedUnit}` : '';
-  const value = typeof entry.observedValue === 'number' && !Number.isInteger(entry.observedValue)
-    ? entry.observedValue.toFixed(1)
-    : String(entry.observedValue);
-  return value + unit;
-}
-
-function render(report) {
-  const overall = $('overall');
-  overall.textContent = report.status;
-  overall.className = `badge ${report.status}`;
-  $('output').hidden = !report.output;
-  $('output').textContent = report.output || '';
-  $('release').textContent = report.releaseId;
-  $('service-id').textContent = report.serviceId;
-  $('updated').textContent = new Date().toLocaleTimeString();
-  const rows = Object.entries(report.checks).sort(([a], [b]) => a.localeCompare(b)).flatMap(([name, entries]) =>
-    entries.map((entry) => {
-      const row = document.createElement('tr');
-      for (const text of [name, entry.status, formatValue(entry)]) {
-        const cell = document.createElement('td');
-        cell.textContent = text;
-        row.append(cell);
-      }
-      return row;
-    }));
-  $('checks').replaceChildren(...rows);
-}
-
-async function refresh() {
+function leaveCurrent() {
+  if (!current) return;
   try {
-    render(await fetchHealth());
-    $('status-error').hidden = true;
+    views[current].leave();
   } catch (error) {
-    if (error.unauthorized) {
-      logout('The token was not accepted. Check it and sign in again.');
-      return;
-    }
-    $('status-error').textContent = error.message;
-    $('status-error').hidden = false;
+    console.warn('leaving view failed', error);
   }
+  current = null;
 }
 
-function showStatus() {
+function route() {
+  if (!getToken()) return;
+  const { name, params } = parseHash();
+  if (!views[name]) {
+    location.replace(`#/${DEFAULT_VIEW}`);
+    return;
+  }
+  leaveCurrent();
+  for (const key of Object.keys(views)) $(`view-${key}`).hidden = key !== name;
+  for (const link of $('nav').querySelectorAll('a')) {
+    if (link.getAttribute('href') === `#/${name}`) link.setAttribute('aria-current', 'page');
+    else link.removeAttribute('aria-current');
+  }
+  current = name;
+  Promise.resolve()
+    .then(() => views[name].enter(params))
+    .catch((error) => console.warn('view failed', error));
+}
+
+function showApp() {
   $('login').hidden = true;
-  $('status').hidden = false;
+  $('login-error').hidden = true;
+  $('app').hidden = false;
   $('logout').hidden = false;
-  refresh();
-  clearInterval(timer);
-  timer = setInterval(refresh, REFRESH_MS);
+  route();
 }
 
-function logout(message) {
-  clearInterval(timer);
-  sessionStorage.removeItem(TOKEN_KEY);
-  $('status').hidden = true;
+function showLogin(message) {
+  leaveCurrent();
+  clearToken();
+  $('app').hidden = true;
   $('logout').hidden = true;
   $('login').hidden = false;
-  $('login-error').textContent = message || '';
-  $('login-error').hidden = !message;
+  showError($('login-error'), message);
   $('token').focus();
 }
 
+setUnauthorizedHandler(() => {
+  if (getToken()) showLogin(REJECTED);
+});
+
 $('login').addEventListener('submit', (event) => {
   event.preventDefault();
-  sessionStorage.setItem(TOKEN_KEY, $('token').value.trim());
-  $('token').value = '';
-  showStatus();
+  const value = $('token').value.trim();
+  const button = $('login-submit');
+  button.disabled = true;
+  request('/api/v1/verify-api-token', { method: 'POST', token: value })
+    .then(() => {
+      setToken(value);
+      $('token').value = '';
+      if (!parseHash().name || !views[parseHash().name]) location.replace(`#/${DEFAULT_VIEW}`);
+      showApp();
+    })
+    .catch((error) => {
+      const message = error instanceof ApiError && error.status === 401
+        ? REJECTED
+        : `Could not verify the token: ${errorMessage(error)}`;
+      showError($('login-error'), message);
+      $('token').select();
+    })
+    .finally(() => {
+      button.disabled = false;
+    });
 });
-$('logout').addEventListener('click', () => logout());
 
-if (token()) {
-  showStatus();
-} else {
-  logout();
-}
+$('logout').addEventListener('click', () => showLogin());
+window.addEventListener('hashchange', route);
+window.addEventListener('unhandledrejection', (event) => {
+  console.warn('unhandled rejection', event.reason);
+  event.preventDefault();
+});
+
+if (getToken()) showApp();
+else showLogin();

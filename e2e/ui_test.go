@@ -1,0 +1,324 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"image"
+	"image/png"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+
+	"github.com/eventstore-service/eventstore/e2e/harness"
+)
+
+// browser is a headless Chromium tab that records console errors and
+// uncaught exceptions.
+type browser struct {
+	t      *testing.T
+	ctx    context.Context
+	mu     sync.Mutex
+	errors []string
+	shots  string
+}
+
+// newBrowser starts Chromium (the Debian package) with a window of the
+// given size. Screenshots go to the test's temp dir, or to the directory
+// UI_SCREENSHOTS_DIR names, to keep them.
+func newBrowser(t *testing.T, width, height int) *browser {
+	t.Helper()
+	path, err := exec.LookPath("chromium")
+	if err != nil {
+		t.Fatalf("chromium is required for the UI tests (scripts/test installs it): %v", err)
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(path), chromedp.NoSandbox, chromedp.WindowSize(width, height),
+		chromedp.Flag("disable-dev-shm-usage", true))
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelTab := chromedp.NewContext(allocCtx)
+	b := &browser{t: t, ctx: ctx, shots: t.TempDir()}
+	if dir := os.Getenv("UI_SCREENSHOTS_DIR"); dir != "" {
+		b.shots = filepath.Join(dir, t.Name())
+		if err := os.MkdirAll(b.shots, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	chromedp.ListenTarget(ctx, func(ev any) {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		switch ev := ev.(type) {
+		case *runtime.EventConsoleAPICalled:
+			if ev.Type == runtime.APITypeError {
+				var parts []string
+				for _, arg := range ev.Args {
+					parts = append(parts, string(arg.Value)+arg.Description)
+				}
+				b.errors = append(b.errors, "console.error: "+strings.Join(parts, " "))
+			}
+		case *runtime.EventExceptionThrown:
+			b.errors = append(b.errors, "exception: "+ev.ExceptionDetails.Text+" "+exceptionDescription(ev))
+		}
+	})
+	if err := chromedp.Run(ctx); err != nil {
+		t.Fatalf("start chromium: %v", err)
+	}
+	t.Cleanup(func() {
+		cancelTab()
+		cancelAlloc()
+	})
+	return b
+}
+
+func exceptionDescription(ev *runtime.EventExceptionThrown) string {
+	if ev.ExceptionDetails.Exception != nil {
+		return ev.ExceptionDetails.Exception.Description
+	}
+	return ""
+}
+
+// run runs actions with a time limit.
+func (b *browser) run(what string, actions ...chromedp.Action) {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, 15*time.Second)
+	defer cancel()
+	if err := chromedp.Run(ctx, actions...); err != nil {
+		b.t.Fatalf("%s: %v (console: %v)", what, err, b.consoleErrors())
+	}
+}
+
+func (b *browser) consoleErrors() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]string(nil), b.errors...)
+}
+
+// text returns the text content of the first element matching sel.
+func (b *browser) text(sel string) string {
+	b.t.Helper()
+	var s string
+	b.run("text of "+sel, chromedp.Text(sel, &s, chromedp.ByQuery))
+	return strings.TrimSpace(s)
+}
+
+// attr returns an attribute of the first element matching sel.
+func (b *browser) attr(sel, name string) string {
+	b.t.Helper()
+	var s string
+	var ok bool
+	b.run("attribute "+name+" of "+sel, chromedp.AttributeValue(sel, name, &s, &ok, chromedp.ByQuery))
+	return s
+}
+
+// screenshot saves the page as <name>.png and checks it is not blank.
+func (b *browser) screenshot(name string) {
+	b.t.Helper()
+	var shot []byte
+	b.run("screenshot "+name, chromedp.CaptureScreenshot(&shot))
+	path := filepath.Join(b.shots, name+".png")
+	if err := os.WriteFile(path, shot, 0o644); err != nil {
+		b.t.Fatal(err)
+	}
+	img, err := png.Decode(bytes.NewReader(shot))
+	if err != nil {
+		b.t.Fatalf("screenshot %s: %v", name, err)
+	}
+	if colors := distinctColors(img, 8); colors < 8 {
+		b.t.Fatalf("screenshot %s looks blank: %d colors", path, colors)
+	}
+	b.t.Logf("screenshot %s", path)
+}
+
+// distinctColors counts the colors of img, up to limit.
+func distinctColors(img image.Image, limit int) int {
+	seen := map[[4]uint32]bool{}
+	bounds := img.Bounds()
+	for y := bounds.Min.Y; y < bounds.Max.Y; y += 3 {
+		for x := bounds.Min.X; x < bounds.Max.X; x += 3 {
+			r, g, bl, a := img.At(x, y).RGBA()
+			seen[[4]uint32{r, g, bl, a}] = true
+			if len(seen) >= limit {
+				return len(seen)
+			}
+		}
+	}
+	return len(seen)
+}
+
+// signIn opens the UI and signs in with token.
+func (b *browser) signIn(inst *harness.Instance, token string) {
+	b.t.Helper()
+	b.run("sign in",
+		chromedp.Navigate(inst.URL("http")+"/"),
+		chromedp.WaitVisible("#token", chromedp.ByQuery),
+		chromedp.SetValue("#token", token, chromedp.ByQuery),
+		chromedp.Click("#login-submit", chromedp.ByQuery),
+	)
+}
+
+// healthValue returns the observed value of a check of the health report.
+func healthValue(t *testing.T, inst *harness.Instance, check string) float64 {
+	t.Helper()
+	var report struct {
+		Checks map[string][]struct {
+			ObservedValue any `json:"observedValue"`
+		} `json:"checks"`
+	}
+	r := inst.Do("GET", "/api/v1/health", harness.Token, "")
+	if err := json.Unmarshal(r.Body, &report); err != nil {
+		t.Fatal(err)
+	}
+	v, _ := report.Checks[check][0].ObservedValue.(float64)
+	return v
+}
+
+func TestUIConsole(t *testing.T) {
+	inst := harness.Start(t, bin, harness.Dev("--with-ui")...)
+	// Event 1's data has a "hash" key and characters JSON escapes: the
+	// browser must hash the stored bytes, not a re-serialization.
+	mustWrite(t, inst, `{"events":[
+		{"source":"https://library.example.com","subject":"/books/42","type":"`+lib+`book-acquired","data":{"n":0}},
+		{"source":"https://library.example.com","subject":"/books/42","type":"`+lib+`book-borrowed","data":{"title":"Éclair <&> \u2028","hash":"not the hash","z":1.50}}]}`)
+	mustWrite(t, inst, candidates("/books/7", lib+"book-acquired", "/readers/jane", lib+"reader-registered"))
+	b := newBrowser(t, 1280, 900)
+
+	// A wrong token is refused with a clear message.
+	b.signIn(inst, "not-the-token")
+	b.run("wrong token", chromedp.WaitVisible("#login-error", chromedp.ByQuery))
+	if msg := b.text("#login-error"); !strings.Contains(strings.ToLower(msg), "not accepted") {
+		t.Fatalf("wrong token message %q", msg)
+	}
+
+	// Dashboard: the numbers are those of the API.
+	b.signIn(inst, harness.Token)
+	b.run("dashboard", chromedp.WaitVisible(`#view-dashboard[data-loaded="true"]`, chromedp.ByQuery))
+	if got, want := b.attr(`[data-stat="events"]`, "data-value"), fmt.Sprint(healthValue(t, inst, "storage:events")); got != want {
+		t.Errorf("events stored: UI %q, API %s", got, want)
+	}
+	if got := b.attr(`[data-stat="head"]`, "data-value"); got != "3" {
+		t.Errorf("head id: UI %q, want 3", got)
+	}
+	if got := b.attr(`[data-stat="observers"]`, "data-value"); got != "0" {
+		t.Errorf("observers: UI %q", got)
+	}
+	if got := b.attr(`[data-stat="status"]`, "data-value"); got != "pass" {
+		t.Errorf("status: UI %q", got)
+	}
+	b.screenshot("dashboard")
+
+	// Subjects → events of a subject → an event, its hash verified in the browser.
+	b.run("subjects",
+		chromedp.Navigate(inst.URL("http")+"/#/subjects"),
+		chromedp.WaitVisible(`#subject-tree a[data-subject="/books/42"]`, chromedp.ByQuery),
+	)
+	b.screenshot("subjects")
+	b.run("browse to the events of /books/42",
+		chromedp.Click(`#subject-tree a[data-subject="/books/42"]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#events-table tbody tr[data-id="1"]`, chromedp.ByQuery),
+		chromedp.Click(`#events-table tbody tr[data-id="1"]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#event-verified[data-state="verified"]`, chromedp.ByQuery),
+	)
+	if raw := b.text("#event-raw"); !strings.Contains(raw, `"id":"1"`) || !strings.Contains(raw, "book-borrowed") {
+		t.Errorf("raw event %q", raw)
+	}
+	b.screenshot("events")
+
+	// Live tail: a newly written event appears.
+	b.run("live tail",
+		chromedp.Navigate(inst.URL("http")+"/#/live"),
+		chromedp.WaitVisible("#live-start", chromedp.ByQuery),
+		chromedp.Click("#live-start", chromedp.ByQuery),
+	)
+	waitUntil(t, 10*time.Second, func() bool { return metrics(t, inst)["eventstore_observers"] == 1 })
+	mustWrite(t, inst, candidates("/books/99", lib+"book-acquired"))
+	b.run("new event in the live tail", chromedp.WaitVisible(`#live-events li[data-id="4"]`, chromedp.ByQuery))
+	b.screenshot("live")
+
+	// Query: rows, and an error with its position.
+	b.run("query",
+		chromedp.Navigate(inst.URL("http")+"/#/query"),
+		chromedp.WaitVisible("#query-text", chromedp.ByQuery),
+		chromedp.SetValue("#query-text", `FROM e IN events WHERE e.type == "`+lib+`book-acquired" PROJECT INTO { id: e.id, subject: e.subject }`, chromedp.ByQuery),
+		chromedp.Click("#query-run", chromedp.ByQuery),
+		chromedp.WaitVisible(`#view-query[data-state="done"]`, chromedp.ByQuery),
+	)
+	if got := b.attr("#query-count", "data-value"); got != "3" {
+		t.Errorf("query rows: %q, want 3", got)
+	}
+	if table := b.text("#query-table"); !strings.Contains(table, "/books/99") || !strings.Contains(table, "subject") {
+		t.Errorf("query table %q", table)
+	}
+	b.screenshot("query")
+	b.run("query error",
+		chromedp.SetValue("#query-text", "FROM e IN events WHERE x.id == '1' PROJECT INTO e", chromedp.ByQuery),
+		chromedp.Click("#query-run", chromedp.ByQuery),
+		chromedp.WaitVisible("#query-error", chromedp.ByQuery),
+	)
+	if msg := b.text("#query-error"); !strings.Contains(msg, "line 1, column 24") || !strings.Contains(msg, "unknown alias 'x'") {
+		t.Errorf("query error %q", msg)
+	}
+
+	// Event types: register a schema.
+	schemaType := lib + "book-acquired"
+	b.run("register a schema",
+		chromedp.Navigate(inst.URL("http")+"/#/types"),
+		chromedp.WaitVisible(`#types-table tr[data-type="`+schemaType+`"]`, chromedp.ByQuery),
+		chromedp.SetValue("#register-type", schemaType, chromedp.ByQuery),
+		chromedp.SetValue("#register-schema", `{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}`, chromedp.ByQuery),
+		chromedp.Click("#register-submit", chromedp.ByQuery),
+		chromedp.WaitVisible("#register-result", chromedp.ByQuery),
+	)
+	if r := inst.Do("POST", "/api/v1/read-event-type", harness.Token, `{"eventType":"`+schemaType+`"}`); r.StatusCode != 200 || !strings.Contains(string(r.Body), `"required":["n"]`) {
+		t.Errorf("registered schema: %d %s", r.StatusCode, r.Body)
+	}
+	b.screenshot("types")
+
+	// Log out: the token is forgotten.
+	b.run("log out", chromedp.Click("#logout", chromedp.ByQuery), chromedp.WaitVisible("#login", chromedp.ByQuery))
+	var stored string
+	b.run("session storage", chromedp.Evaluate(`sessionStorage.getItem("eventstore.token") || ""`, &stored))
+	if stored != "" {
+		t.Errorf("token still stored after logout")
+	}
+	if errs := b.consoleErrors(); len(errs) > 0 {
+		t.Errorf("console errors: %v", errs)
+	}
+}
+
+// TestUINarrowScreen checks the console on a 390-px wide screen: every view
+// fits without scrolling sideways.
+func TestUINarrowScreen(t *testing.T) {
+	inst := harness.Start(t, bin, harness.Dev("--with-ui")...)
+	mustWrite(t, inst, candidates("/books/42", lib+"book-acquired"))
+	b := newBrowser(t, 390, 844)
+	// Headless windows are at least 500 px wide: emulate the phone's viewport.
+	b.run("phone viewport", chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile))
+	b.signIn(inst, harness.Token)
+	b.run("dashboard", chromedp.WaitVisible(`#view-dashboard[data-loaded="true"]`, chromedp.ByQuery))
+	for _, view := range []string{"dashboard", "subjects", "events", "live", "query", "types"} {
+		var width int
+		b.run(view,
+			chromedp.Navigate(inst.URL("http")+"/#/"+view),
+			chromedp.WaitVisible("#view-"+view, chromedp.ByQuery),
+			chromedp.Sleep(300*time.Millisecond),
+			chromedp.Evaluate(`document.documentElement.scrollWidth`, &width),
+		)
+		if width > 390 {
+			var wide []string
+			b.run("wide elements", chromedp.Evaluate(`[...document.querySelectorAll("body *")].filter(e => e.getBoundingClientRect().right > 391 && !e.closest("nav, .table-wrap")).slice(0, 12).map(e => e.tagName + "#" + e.id + "." + e.className + " " + Math.round(e.getBoundingClientRect().right))`, &wide))
+			t.Errorf("%s is %d px wide on a 390-px screen: %v", view, width, wide)
+		}
+		b.screenshot("narrow-" + view)
+	}
+	if errs := b.consoleErrors(); len(errs) > 0 {
+		t.Errorf("console errors: %v", errs)
+	}
+}

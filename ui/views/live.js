@@ -1,0 +1,133 @@
+// Live tail: observes new events from the current head, newest first.
+import { request, streamNDJSON, isAbort } from '../api.js';
+import { $, el, errorMessage, formatTime } from '../dom.js';
+
+const MAX_ITEMS = 500;
+let controller = null;
+let paused = false;
+let buffer = [];
+let beatTimer = null;
+
+export function init() {
+  $('live-form').addEventListener('submit', (event) => {
+    event.preventDefault();
+    start();
+  });
+  $('live-pause').addEventListener('click', togglePause);
+  $('live-stop').addEventListener('click', () => stop('stopped'));
+}
+
+export function enter() {}
+
+export function leave() {
+  if (controller) stop('stopped');
+}
+
+function setStatus(text, state = text) {
+  $('live-status').textContent = text;
+  $('live-status').dataset.state = state;
+}
+
+function setRunning(running) {
+  $('live-pause').disabled = !running;
+  $('live-stop').disabled = !running;
+  $('live-start').textContent = running ? 'Restart' : 'Start';
+  if (!running) setPaused(false);
+}
+
+function setPaused(value) {
+  paused = value;
+  $('live-pause').setAttribute('aria-pressed', String(value));
+  $('live-pause').textContent = value ? 'Resume' : 'Pause';
+}
+
+function stop(status) {
+  if (controller) controller.abort();
+  controller = null;
+  flush();
+  setRunning(false);
+  setStatus(status, status === 'stopped' ? 'stopped' : 'error');
+}
+
+function togglePause() {
+  if (!controller) return;
+  setPaused(!paused);
+  if (paused) {
+    setStatus('paused');
+  } else {
+    flush();
+    setStatus('connected');
+  }
+}
+
+async function start() {
+  if (controller) controller.abort();
+  const own = new AbortController();
+  controller = own;
+  buffer = [];
+  setPaused(false);
+  setRunning(true);
+  setStatus('connecting…', 'connecting');
+  $('live-events').replaceChildren();
+  const subject = $('live-subject').value.trim() || '/';
+  const options = { recursive: $('live-recursive').checked };
+  try {
+    const health = await request('/api/v1/health', { okStatuses: [503], signal: own.signal }).then((r) => r.json());
+    const check = health.checks && health.checks['storage:events'] && health.checks['storage:events'][0];
+    const count = check ? Number(check.observedValue) : 0;
+    if (count > 0) options.lowerBound = { id: String(count), type: 'inclusive' };
+    if (controller !== own) return;
+    const onOpen = () => {
+      if (controller === own && !paused) setStatus('connected');
+    };
+    const stream = streamNDJSON('/api/v1/observe-events', { subject, options }, { signal: own.signal, onOpen });
+    for await (const item of stream) {
+      if (controller !== own) return;
+      if (item.type === 'heartbeat') beat();
+      else if (item.type === 'event') receive(item.payload);
+    }
+    if (controller === own) {
+      controller = null;
+      flush();
+      setRunning(false);
+      setStatus('stopped: the stream ended', 'stopped');
+    }
+  } catch (error) {
+    if (isAbort(error) || controller !== own) return;
+    controller = null;
+    flush();
+    setRunning(false);
+    setStatus(`error: ${errorMessage(error)}`, 'error');
+  }
+}
+
+function beat() {
+  const node = $('live-heartbeat');
+  node.dataset.last = String(Date.now());
+  node.classList.add('beat');
+  clearTimeout(beatTimer);
+  beatTimer = setTimeout(() => node.classList.remove('beat'), 400);
+  if (controller && !paused && $('live-status').dataset.state !== 'connected') setStatus('connected');
+}
+
+function receive(event) {
+  const type = $('live-type').value.trim();
+  if (type && event.type !== type) return;
+  buffer.push(event);
+  if (!paused) flush();
+  else $('live-pause').textContent = `Resume (${buffer.length} buffered)`;
+}
+
+function flush() {
+  if (!buffer.length) return;
+  const list = $('live-events');
+  for (const event of buffer) {
+    list.prepend(el('li', { 'data-id': event.id },
+      el('span', { class: 'num', text: `#${event.id}` }),
+      el('span', { class: 'nowrap', text: formatTime(event.time), title: event.time }),
+      el('span', { class: 'subject', text: event.subject }),
+      el('span', { class: 'type', text: event.type })));
+  }
+  buffer = [];
+  while (list.children.length > MAX_ITEMS) list.lastElementChild.remove();
+}

@@ -1,0 +1,112 @@
+// Event types: known types with their schemas, and schema registration.
+import { streamNDJSON, request, isAbort } from '../api.js';
+import { $, el, showError, errorMessage } from '../dom.js';
+
+let controller = null;
+let types = new Map();
+
+export function init() {
+  $('types-refresh').addEventListener('click', () => {
+    load();
+  });
+  const tbody = $('types-table').tBodies[0];
+  tbody.addEventListener('click', (event) => {
+    const row = event.target.closest('tr[data-type]');
+    if (row) showSchema(row.dataset.type);
+  });
+  tbody.addEventListener('keydown', (event) => {
+    if (event.key !== 'Enter' || event.target.tagName === 'BUTTON') return;
+    const row = event.target.closest('tr[data-type]');
+    if (row) showSchema(row.dataset.type);
+  });
+  $('register').addEventListener('submit', (event) => {
+    event.preventDefault();
+    register();
+  });
+}
+
+export function enter() {
+  load();
+}
+
+export function leave() {
+  if (controller) controller.abort();
+  controller = null;
+}
+
+async function load() {
+  if (controller) controller.abort();
+  const own = new AbortController();
+  controller = own;
+  showError($('types-error'), '');
+  const found = new Map();
+  try {
+    for await (const item of streamNDJSON('/api/v1/read-event-types', {}, { signal: own.signal })) {
+      if (item.type === 'eventType' && item.payload) found.set(item.payload.eventType, item.payload);
+    }
+  } catch (error) {
+    if (isAbort(error) || controller !== own) return;
+    showError($('types-error'), `Could not read event types: ${errorMessage(error)}`);
+    controller = null;
+    return;
+  }
+  if (controller !== own) return;
+  controller = null;
+  types = found;
+  render();
+}
+
+function render() {
+  const rows = [...types.values()].map((t) => {
+    const hasSchema = Object.prototype.hasOwnProperty.call(t, 'schema');
+    return el('tr', { 'data-type': t.eventType, tabindex: 0 },
+      el('td', { class: 'mono', text: t.eventType }),
+      el('td', { text: t.isPhantom ? 'yes' : 'no' }),
+      el('td', { text: hasSchema ? 'yes' : 'no' }),
+      el('td', {}, el('button', { type: 'button', class: 'secondary small', text: 'View', 'aria-label': `View schema of ${t.eventType}` })));
+  });
+  if (!rows.length) rows.push(el('tr', {}, el('td', { colSpan: 4, class: 'muted', text: 'No event types.' })));
+  $('types-table').tBodies[0].replaceChildren(...rows);
+}
+
+function showSchema(name) {
+  const t = types.get(name);
+  if (!t) return;
+  for (const row of $('types-table').querySelectorAll('tr[data-type]')) {
+    row.classList.toggle('selected', row.dataset.type === name);
+  }
+  $('type-schema-name').textContent = name;
+  $('type-schema').textContent = Object.prototype.hasOwnProperty.call(t, 'schema')
+    ? JSON.stringify(t.schema, null, 2)
+    : 'No schema registered for this type.';
+}
+
+async function register() {
+  showError($('register-error'), '');
+  $('register-result').hidden = true;
+  const eventType = $('register-type').value.trim();
+  if (!eventType) {
+    showError($('register-error'), 'Enter an event type.');
+    return;
+  }
+  let schema;
+  try {
+    schema = JSON.parse($('register-schema').value);
+  } catch (error) {
+    showError($('register-error'), `The schema is not valid JSON: ${errorMessage(error)}`);
+    return;
+  }
+  const button = $('register-submit');
+  button.disabled = true;
+  try {
+    await request('/api/v1/register-event-schema', { method: 'POST', body: { eventType, schema } });
+    $('register-result').textContent = `Schema registered for ${eventType}`;
+    $('register-result').hidden = false;
+    await load();
+    showSchema(eventType);
+  } catch (error) {
+    showError($('register-error'), errorMessage(error));
+  } finally {
+    button.disabled = false;
+  }
+}
