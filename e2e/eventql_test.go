@@ -75,10 +75,7 @@ func runQuery(t *testing.T, inst *harness.Instance, query string) queryResult {
 // in one request.
 func eventqlInstance(t *testing.T, extra ...string) (*harness.Instance, *eventqltest.Conformance) {
 	t.Helper()
-	c, err := eventqltest.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := eventqltest.Load(t)
 	inst := harness.Start(t, bin, harness.Dev(extra...)...)
 	body, _ := json.Marshal(map[string]any{"events": c.Dataset.Events})
 	if events := mustWrite(t, inst, string(body)); len(events) != 11 || events[10].ID != "10" {

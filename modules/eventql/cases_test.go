@@ -11,23 +11,7 @@ import (
 )
 
 // libraryDB is the conformance data set in memory.
-func libraryDB(t testing.TB) *eventqltest.MemDB {
-	t.Helper()
-	db, err := eventqltest.Library()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return db
-}
-
-func conformance(t testing.TB) *eventqltest.Conformance {
-	t.Helper()
-	c, err := eventqltest.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
+func libraryDB(t testing.TB) *eventqltest.MemDB { return eventqltest.Library(t) }
 
 // run compiles and runs query on db, returning the rows as decoded JSON.
 func run(db eventql.Database, query string) ([]any, error) {
@@ -58,7 +42,7 @@ func mustJSON(t testing.TB, v any) string {
 
 func TestConformanceCases(t *testing.T) {
 	db := libraryDB(t)
-	for _, tc := range conformance(t).Cases {
+	for _, tc := range eventqltest.Load(t).Cases {
 		t.Run(tc.ID, func(t *testing.T) {
 			rows, err := run(db, tc.Query)
 			var qe *eventql.Error
@@ -86,7 +70,7 @@ func TestConformanceCases(t *testing.T) {
 
 func TestConformancePreconditions(t *testing.T) {
 	db := libraryDB(t)
-	for _, tc := range conformance(t).PreconditionCases {
+	for _, tc := range eventqltest.Load(t).PreconditionCases {
 		t.Run(tc.ID, func(t *testing.T) {
 			status := 200
 			p, err := eventql.Compile(tc.Query)

@@ -8,13 +8,14 @@ import (
 	"time"
 
 	"github.com/eventstore-service/eventstore/modules/eventql"
+	"github.com/eventstore-service/eventstore/modules/eventql/eventqltest"
 )
 
 // FuzzCompile feeds arbitrary text to the parser and checker, and runs what
 // compiles against the library data set under tight limits: nothing may
 // panic or hang, and every failure must be an *Error.
 func FuzzCompile(f *testing.F) {
-	c := conformance(f)
+	c := eventqltest.Load(f)
 	for _, tc := range c.Cases {
 		f.Add(tc.Query)
 	}

@@ -87,18 +87,10 @@ func (c *Scanner) ObjectBytes(member func(key []byte) error) error {
 		return nil
 	}
 	for {
-		if c.Peek() != KindString {
-			return c.syntaxError("where an object key was expected")
-		}
-		key, err := c.stringBytes(&c.key)
+		key, err := c.memberKey()
 		if err != nil {
 			return err
 		}
-		c.space()
-		if c.pos >= len(c.in) || c.in[c.pos] != ':' {
-			return c.syntaxError("after object key")
-		}
-		c.pos++
 		if err := member(key); err != nil {
 			return err
 		}
@@ -134,22 +126,31 @@ func (c *Scanner) RecordPrefix(member func(key []byte) error) error {
 		if c.in[c.pos] == ',' {
 			c.pos++
 		}
-		if c.Peek() != KindString {
-			return c.syntaxError("where an object key was expected")
-		}
-		key, err := c.stringBytes(&c.key)
+		key, err := c.memberKey()
 		if err != nil {
 			return err
 		}
-		c.space()
-		if c.pos >= len(c.in) || c.in[c.pos] != ':' {
-			return c.syntaxError("after object key")
-		}
-		c.pos++
 		if err := member(key); err != nil {
 			return err
 		}
 	}
+}
+
+// memberKey reads an object key and the colon after it.
+func (c *Scanner) memberKey() ([]byte, error) {
+	if c.Peek() != KindString {
+		return nil, c.syntaxError("where an object key was expected")
+	}
+	key, err := c.stringBytes(&c.key)
+	if err != nil {
+		return nil, err
+	}
+	c.space()
+	if c.pos >= len(c.in) || c.in[c.pos] != ':' {
+		return nil, c.syntaxError("after object key")
+	}
+	c.pos++
+	return key, nil
 }
 
 // Array reads an array, calling element for each element; element must

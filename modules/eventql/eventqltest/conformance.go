@@ -6,8 +6,8 @@ package eventqltest
 import (
 	_ "embed"
 	"encoding/json"
-	"fmt"
 	"math"
+	"testing"
 )
 
 //go:embed eventql-cases.json
@@ -52,13 +52,14 @@ type PreconditionCase struct {
 	ExpectStatus int    `json:"expectStatus"`
 }
 
-// Load returns the conformance cases.
-func Load() (*Conformance, error) {
+// Load returns the conformance cases; a file that does not decode fails t.
+func Load(t testing.TB) *Conformance {
+	t.Helper()
 	var c Conformance
 	if err := json.Unmarshal(casesJSON, &c); err != nil {
-		return nil, fmt.Errorf("decode the conformance cases: %w", err)
+		t.Fatalf("decode the conformance cases: %v", err)
 	}
-	return &c, nil
+	return &c
 }
 
 // SameRows compares rows as eventql.md §17 says: in order, or in any order

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"testing"
 	"time"
 
 	"github.com/eventstore-service/eventstore/modules/event"
@@ -37,12 +38,13 @@ func NewMemDB(candidates []Candidate) (*MemDB, error) {
 }
 
 // Library returns a database holding the conformance data set.
-func Library() (*MemDB, error) {
-	c, err := Load()
+func Library(t testing.TB) *MemDB {
+	t.Helper()
+	db, err := NewMemDB(Load(t).Dataset.Events)
 	if err != nil {
-		return nil, err
+		t.Fatal(err)
 	}
-	return NewMemDB(c.Dataset.Events)
+	return db
 }
 
 // Add appends an event.

@@ -57,19 +57,10 @@ func candidates(t testing.TB, cs ...eventqltest.Candidate) []event.Candidate {
 // libraryStore writes the conformance data set to a new store in dir.
 func libraryStore(t *testing.T, dir string) *store.Store {
 	s := openStore(t, dir)
-	if _, err := s.Write(context.Background(), candidates(t, conformance(t).Dataset.Events...), nil); err != nil {
+	if _, err := s.Write(context.Background(), candidates(t, eventqltest.Load(t).Dataset.Events...), nil); err != nil {
 		t.Fatal(err)
 	}
 	return s
-}
-
-func conformance(t testing.TB) *eventqltest.Conformance {
-	t.Helper()
-	c, err := eventqltest.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
 }
 
 // query runs a query on the store's current view.
@@ -95,7 +86,7 @@ func TestConformanceOnTheStore(t *testing.T) {
 	dir := t.TempDir()
 	s := libraryStore(t, dir)
 	check := func(where string) {
-		for _, tc := range conformance(t).Cases {
+		for _, tc := range eventqltest.Load(t).Cases {
 			rows, _, err := query(s, tc.Query)
 			var qe *eventql.Error
 			switch {
@@ -162,7 +153,7 @@ func writeGuarded(t *testing.T, s *store.Store, c eventqltest.Candidate, q strin
 func TestPreconditionCasesOnTheStore(t *testing.T) {
 	s := libraryStore(t, t.TempDir())
 	defer s.Close(context.Background())
-	c := conformance(t)
+	c := eventqltest.Load(t)
 	for _, tc := range c.PreconditionCases {
 		before := s.Durable()
 		status := writeGuarded(t, s, c.PreconditionProbe, tc.Query, eventql.Options{MemoryLimit: 1 << 20})
@@ -178,7 +169,7 @@ func TestPreconditionCasesOnTheStore(t *testing.T) {
 func TestPreconditionTimeLimit(t *testing.T) {
 	s := libraryStore(t, t.TempDir())
 	defer s.Close(context.Background())
-	probe := conformance(t).PreconditionProbe
+	probe := eventqltest.Load(t).PreconditionProbe
 	p, err := eventql.Compile(`FROM a IN events FROM b IN events FROM c IN events FROM d IN events FROM f IN events FROM g IN events PROJECT INTO COUNT() == 0`)
 	if err != nil {
 		t.Fatal(err)
