@@ -30,6 +30,39 @@ export function clearToken() {
   sessionStorage.removeItem(TOKEN_KEY);
 }
 
+/**
+ * One request at a time for a view: start() aborts the one before and
+ * returns the new one's AbortController; owns(run) tells whether run is
+ * still the current request, finish(run) releases it if so, and stop()
+ * aborts whatever runs.
+ */
+export class Latest {
+  #current = null;
+
+  start() {
+    this.stop();
+    this.#current = new AbortController();
+    return this.#current;
+  }
+
+  owns(run) {
+    return this.#current === run;
+  }
+
+  finish(run) {
+    if (this.#current === run) this.#current = null;
+  }
+
+  stop() {
+    if (this.#current) this.#current.abort();
+    this.#current = null;
+  }
+
+  get running() {
+    return this.#current !== null;
+  }
+}
+
 /** Whether an error comes from an aborted fetch. */
 export function isAbort(error) {
   return error && error.name === 'AbortError';

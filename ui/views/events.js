@@ -1,11 +1,11 @@
 // Events: paged event list (50 per page) with a detail panel that shows the
 // pretty and raw JSON and verifies the event's hash in the browser.
-import { streamNDJSON, isAbort } from '../api.js';
+import { streamNDJSON, isAbort, Latest } from '../api.js';
 import { $, el, showError, errorMessage, formatTime } from '../dom.js';
 import { verifyHash } from '../hash.js';
 
 const PAGE_SIZE = 50;
-let controller = null;
+const requests = new Latest();
 let query = null; // { subject, recursive, order }
 let pageNumber = 1;
 let lastId = null;
@@ -51,8 +51,7 @@ export function enter(params) {
 }
 
 export function leave() {
-  if (controller) controller.abort();
-  controller = null;
+  requests.stop();
 }
 
 function loadFirst() {
@@ -63,9 +62,7 @@ function loadFirst() {
 }
 
 async function loadPage(afterId, number) {
-  if (controller) controller.abort();
-  const own = new AbortController();
-  controller = own;
+  const own = requests.start();
   showError($('events-error'), '');
   $('events-info').textContent = 'Loading…';
   const options = { recursive: query.recursive, order: query.order };
@@ -86,17 +83,17 @@ async function loadPage(afterId, number) {
       page.push({ event: item.payload, raw: item.raw });
     }
   } catch (error) {
-    if (isAbort(error) && controller !== own) return;
+    if (isAbort(error) && !requests.owns(own)) return;
     if (!isAbort(error)) {
       showError($('events-error'), `Could not read events: ${errorMessage(error)}`);
-      if (controller === own) controller = null;
+      requests.finish(own);
       $('events-info').textContent = '';
       return;
     }
   }
-  if (controller !== own) return;
+  if (!requests.owns(own)) return;
   own.abort(); // stop the rest of the stream once the page is full
-  controller = null;
+  requests.finish(own);
   pageNumber = number;
   hasMore = more;
   lastId = page.length ? page[page.length - 1].event.id : null;

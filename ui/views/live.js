@@ -1,9 +1,9 @@
 // Live tail: observes new events from the current head, newest first.
-import { request, streamNDJSON, isAbort } from '../api.js';
+import { request, streamNDJSON, isAbort, Latest } from '../api.js';
 import { $, el, errorMessage, formatTime } from '../dom.js';
 
 const MAX_ITEMS = 500;
-let controller = null;
+const requests = new Latest();
 let paused = false;
 let buffer = [];
 let beatTimer = null;
@@ -20,7 +20,7 @@ export function init() {
 export function enter() {}
 
 export function leave() {
-  if (controller) stop('stopped');
+  if (requests.running) stop('stopped');
 }
 
 function setStatus(text, state = text) {
@@ -42,15 +42,14 @@ function setPaused(value) {
 }
 
 function stop(status) {
-  if (controller) controller.abort();
-  controller = null;
+  requests.stop();
   flush();
   setRunning(false);
   setStatus(status, status === 'stopped' ? 'stopped' : 'error');
 }
 
 function togglePause() {
-  if (!controller) return;
+  if (!requests.running) return;
   setPaused(!paused);
   if (paused) {
     setStatus('paused');
@@ -61,9 +60,7 @@ function togglePause() {
 }
 
 async function start() {
-  if (controller) controller.abort();
-  const own = new AbortController();
-  controller = own;
+  const own = requests.start();
   buffer = [];
   setPaused(false);
   setRunning(true);
@@ -76,25 +73,25 @@ async function start() {
     const check = health.checks && health.checks['storage:events'] && health.checks['storage:events'][0];
     const count = check ? Number(check.observedValue) : 0;
     if (count > 0) options.lowerBound = { id: String(count), type: 'inclusive' };
-    if (controller !== own) return;
+    if (!requests.owns(own)) return;
     const onOpen = () => {
-      if (controller === own && !paused) setStatus('connected');
+      if (requests.owns(own) && !paused) setStatus('connected');
     };
     const stream = streamNDJSON('/api/v1/observe-events', { subject, options }, { signal: own.signal, onOpen });
     for await (const item of stream) {
-      if (controller !== own) return;
+      if (!requests.owns(own)) return;
       if (item.type === 'heartbeat') beat();
       else if (item.type === 'event') receive(item.payload);
     }
-    if (controller === own) {
-      controller = null;
+    if (requests.owns(own)) {
+      requests.finish(own);
       flush();
       setRunning(false);
       setStatus('stopped: the stream ended', 'stopped');
     }
   } catch (error) {
-    if (isAbort(error) || controller !== own) return;
-    controller = null;
+    if (isAbort(error) || !requests.owns(own)) return;
+    requests.finish(own);
     flush();
     setRunning(false);
     setStatus(`error: ${errorMessage(error)}`, 'error');
@@ -107,7 +104,7 @@ function beat() {
   node.classList.add('beat');
   clearTimeout(beatTimer);
   beatTimer = setTimeout(() => node.classList.remove('beat'), 400);
-  if (controller && !paused && $('live-status').dataset.state !== 'connected') setStatus('connected');
+  if (requests.running && !paused && $('live-status').dataset.state !== 'connected') setStatus('connected');
 }
 
 function receive(event) {

@@ -1,8 +1,8 @@
 // Query: runs an EventQL query and shows the rows as a table or as JSON.
-import { streamNDJSON, isAbort, ApiError } from '../api.js';
+import { streamNDJSON, isAbort, ApiError, Latest } from '../api.js';
 import { $, el, showError, errorMessage } from '../dom.js';
 
-let controller = null;
+const requests = new Latest();
 let rows = [];
 
 export function init() {
@@ -25,8 +25,7 @@ export function init() {
 export function enter() {}
 
 export function leave() {
-  if (controller) controller.abort();
-  controller = null;
+  requests.stop();
 }
 
 function setView(json) {
@@ -37,9 +36,7 @@ function setView(json) {
 }
 
 async function run() {
-  if (controller) controller.abort();
-  const own = new AbortController();
-  controller = own;
+  const own = requests.start();
   const view = $('view-query');
   view.dataset.state = 'running';
   showError($('query-error'), '');
@@ -49,20 +46,20 @@ async function run() {
   try {
     const stream = streamNDJSON('/api/v1/run-eventql-query', { query: $('query-text').value }, { signal: own.signal });
     for await (const item of stream) {
-      if (controller !== own) return;
+      if (!requests.owns(own)) return;
       if (item.type === 'row') rows.push(item.payload);
     }
-    if (controller !== own) return;
+    if (!requests.owns(own)) return;
     renderRows();
     view.dataset.state = 'done';
   } catch (error) {
-    if (controller !== own || isAbort(error)) return;
+    if (!requests.owns(own) || isAbort(error)) return;
     renderRows();
     showQueryError(error);
     view.dataset.state = 'error';
   } finally {
-    if (controller === own) {
-      controller = null;
+    if (requests.owns(own)) {
+      requests.finish(own);
       $('query-run').disabled = false;
     }
   }

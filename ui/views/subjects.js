@@ -1,9 +1,9 @@
 // Subjects: the subject tree with a filter; each links to its events.
-import { streamNDJSON, isAbort } from '../api.js';
+import { streamNDJSON, isAbort, Latest } from '../api.js';
 import { $, el, showError, errorMessage } from '../dom.js';
 
 let subjects = [];
-let controller = null;
+const requests = new Latest();
 
 export function init() {
   $('subject-filter').addEventListener('input', render);
@@ -17,14 +17,11 @@ export function enter() {
 }
 
 export function leave() {
-  if (controller) controller.abort();
-  controller = null;
+  requests.stop();
 }
 
 async function load() {
-  if (controller) controller.abort();
-  const own = new AbortController();
-  controller = own;
+  const own = requests.start();
   showError($('subjects-error'), '');
   $('subjects-count').textContent = 'Loading…';
   const found = [];
@@ -37,7 +34,7 @@ async function load() {
     if (isAbort(error)) return;
     showError($('subjects-error'), `Could not read subjects: ${errorMessage(error)}`);
   } finally {
-    if (controller === own) controller = null;
+    requests.finish(own);
   }
   render();
 }

@@ -1,8 +1,8 @@
 // Event types: known types with their schemas, and schema registration.
-import { streamNDJSON, request, isAbort } from '../api.js';
+import { streamNDJSON, request, isAbort, Latest } from '../api.js';
 import { $, el, showError, errorMessage } from '../dom.js';
 
-let controller = null;
+const requests = new Latest();
 let types = new Map();
 
 export function init() {
@@ -30,14 +30,11 @@ export function enter() {
 }
 
 export function leave() {
-  if (controller) controller.abort();
-  controller = null;
+  requests.stop();
 }
 
 async function load() {
-  if (controller) controller.abort();
-  const own = new AbortController();
-  controller = own;
+  const own = requests.start();
   showError($('types-error'), '');
   const found = new Map();
   try {
@@ -45,13 +42,13 @@ async function load() {
       if (item.type === 'eventType' && item.payload) found.set(item.payload.eventType, item.payload);
     }
   } catch (error) {
-    if (isAbort(error) || controller !== own) return;
+    if (isAbort(error) || !requests.owns(own)) return;
     showError($('types-error'), `Could not read event types: ${errorMessage(error)}`);
-    controller = null;
+    requests.finish(own);
     return;
   }
-  if (controller !== own) return;
-  controller = null;
+  if (!requests.owns(own)) return;
+  requests.finish(own);
   types = found;
   render();
 }
