@@ -16,7 +16,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/eventstore-service/eventstore/modules/httpkit"
-	"github.com/eventstore-service/eventstore/modules/lifecycle"
 )
 
 // RecommendedTokenLength is the length below which the token draws a warning.
@@ -51,9 +50,9 @@ func New(token string, log *zap.Logger, reg prometheus.Registerer) (*Authenticat
 }
 
 // Protected reports whether path requires the token: every path under /api/
-// except ping.
-func Protected(path string) bool {
-	return strings.HasPrefix(path, "/api/") && path != lifecycle.PingPath
+// except the public ones.
+func Protected(path string, public map[string]bool) bool {
+	return strings.HasPrefix(path, "/api/") && !public[path]
 }
 
 // Verify reports whether the Authorization header value carries the token,
@@ -72,10 +71,14 @@ func (a *Authenticator) Verify(authorization string) (ok, presented bool) {
 }
 
 // Middleware answers 401 unauthorized for protected paths without the token
-// and passes everything else on.
-func (a *Authenticator) Middleware(next http.Handler) http.Handler {
+// and passes everything else on. The paths in public (ping) need no token.
+func (a *Authenticator) Middleware(next http.Handler, public ...string) http.Handler {
+	publicSet := make(map[string]bool, len(public))
+	for _, p := range public {
+		publicSet[p] = true
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !Protected(r.URL.Path) {
+		if !Protected(r.URL.Path, publicSet) {
 			next.ServeHTTP(w, r)
 			return
 		}

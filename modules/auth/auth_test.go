@@ -52,7 +52,7 @@ func TestVerify(t *testing.T) {
 
 func TestMiddleware(t *testing.T) {
 	a, logs := newTestAuthenticator(t, token)
-	h := a.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(299) }))
+	h := a.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(299) }), "/api/v1/ping")
 	cases := []struct {
 		name, path, header string
 		status             int

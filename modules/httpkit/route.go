@@ -18,6 +18,9 @@ type Route struct {
 	Path string
 	// Handler serves the route.
 	Handler http.Handler
+	// Public routes under /api/ answer without the token (ping); every
+	// other route there requires it.
+	Public bool
 	// DuringShutdown lets the handler answer while the service shuts down;
 	// the server answers 503 for every other route then.
 	DuringShutdown bool

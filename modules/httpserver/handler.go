@@ -49,7 +49,13 @@ func NewHandler(opts HandlerOptions) (http.Handler, error) {
 	var h http.Handler = rt
 	h = crossOrigin(h)
 	h = limits(opts.MaxRequestSize, h)
-	h = opts.Auth.Middleware(h)
+	var public []string
+	for _, route := range opts.Routes {
+		if route.Public {
+			public = append(public, route.Path)
+		}
+	}
+	h = opts.Auth.Middleware(h, public...)
 	h = observe(rt, opts.Metrics, opts.Log, h)
 	return headers(ServerHeader(opts.Version), h), nil
 }

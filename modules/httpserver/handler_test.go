@@ -51,7 +51,7 @@ func newFixture(t *testing.T) *fixture {
 	}
 	f.handler, err = NewHandler(HandlerOptions{
 		Routes: []httpkit.Route{
-			{Method: "GET", Path: "/api/v1/ping", Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "pong") })},
+			{Method: "GET", Path: "/api/v1/ping", Public: true, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "pong") })},
 			{Method: "GET", Path: "/api/v1/health", DuringShutdown: true, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "health") })},
 			{Method: "POST", Path: "/api/v1/read", Handler: http.HandlerFunc(read)},
 			{Method: "POST", Path: "/api/v1/panic", Handler: http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic("boom") })},

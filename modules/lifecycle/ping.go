@@ -17,6 +17,7 @@ func NewPingRoute(events *envelope.Builder) httpkit.Route {
 	return httpkit.Route{
 		Method: http.MethodGet,
 		Path:   PingPath,
+		Public: true,
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			httpkit.WriteJSON(w, events.New(PingPath, envelope.TypePingReceived, map[string]string{"message": "pong"}))
 		}),
