@@ -27,8 +27,7 @@ import (
 	"github.com/eventstore-service/eventstore/modules/lifecycle"
 	"github.com/eventstore-service/eventstore/modules/logging"
 	"github.com/eventstore-service/eventstore/modules/metrics"
-	"github.com/eventstore-service/eventstore/modules/store"
-	"github.com/eventstore-service/eventstore/modules/store/pebblestore"
+	"github.com/eventstore-service/eventstore/modules/storage"
 	"github.com/eventstore-service/eventstore/modules/ui"
 )
 
@@ -129,8 +128,7 @@ func runService(c *cli.Context) error {
 		metrics.Module,
 		envelope.Module,
 		datadir.Module,
-		pebblestore.Module,
-		store.Module,
+		storage.Module,
 		eventapi.Module,
 		auth.Module,
 		health.Module,

@@ -2,7 +2,6 @@ package eventapi
 
 import (
 	"bytes"
-	"context"
 	"net/http/httptest"
 	"testing"
 
@@ -12,21 +11,14 @@ import (
 	"github.com/eventstore-service/eventstore/modules/envelope"
 	"github.com/eventstore-service/eventstore/modules/event"
 	"github.com/eventstore-service/eventstore/modules/jsonscan"
-	"github.com/eventstore-service/eventstore/modules/store"
-	"github.com/eventstore-service/eventstore/modules/store/pebblestore"
+	"github.com/eventstore-service/eventstore/modules/store/storetest"
 )
 
 func benchAPI(b *testing.B) *API {
 	b.Helper()
-	dir := b.TempDir()
-	reg := prometheus.NewRegistry()
-	sm, _ := store.NewMetrics(reg)
-	s := store.New(func() (store.Backend, error) { return pebblestore.Open(dir, zap.NewNop(), pebblestore.Options{}) }, zap.NewNop(), sm)
-	if err := s.Start(context.Background()); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = s.Close(context.Background()) })
-	m, _ := NewMetrics(reg)
+	s := storetest.Open(b, b.TempDir(), nil)
+	b.Cleanup(func() { storetest.Close(b, s) })
+	m, _ := NewMetrics(prometheus.NewRegistry())
 	return New(s, event.NewEmitter(nil), envelope.NewBuilder(), m, zap.NewNop(), Options{MaxEventSize: 1 << 20})
 }
 

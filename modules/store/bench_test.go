@@ -7,6 +7,7 @@ import (
 
 	"github.com/eventstore-service/eventstore/modules/event"
 	"github.com/eventstore-service/eventstore/modules/store"
+	"github.com/eventstore-service/eventstore/modules/store/storetest"
 )
 
 var benchData = []byte(`{"amount":42,"currency":"EUR","customer":"c-000042","items":[{"qty":1,"sku":"a-1"},{"qty":3,"sku":"b-2"}],"note":"an ordinary event of a few hundred bytes"}`)
@@ -14,8 +15,8 @@ var benchData = []byte(`{"amount":42,"currency":"EUR","customer":"c-000042","ite
 // BenchmarkWriteSingle measures durable writes of one event per request
 // from 64 concurrent writers (group commit gathers them).
 func BenchmarkWriteSingle(b *testing.B) {
-	s := openStore(b, b.TempDir(), nil)
-	defer closeStore(b, s)
+	s := storetest.Open(b, b.TempDir(), nil)
+	defer storetest.Close(b, s)
 	b.SetParallelism(32) // × GOMAXPROCS goroutines
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -33,8 +34,8 @@ func BenchmarkWriteSingle(b *testing.B) {
 // BenchmarkWriteBatch100 measures durable writes of 100 events per request
 // from 8 concurrent writers.
 func BenchmarkWriteBatch100(b *testing.B) {
-	s := openStore(b, b.TempDir(), nil)
-	defer closeStore(b, s)
+	s := storetest.Open(b, b.TempDir(), nil)
+	defer storetest.Close(b, s)
 	batch := make([]event.Candidate, 100)
 	for i := range batch {
 		batch[i] = event.Candidate{Source: "https://bench", Subject: fmt.Sprintf("/bench/batch/%d", i%10), Type: "io.example.bench", Data: benchData}
@@ -55,8 +56,8 @@ func BenchmarkWriteBatch100(b *testing.B) {
 // BenchmarkWriteBatch100Schema is BenchmarkWriteBatch100 on a type bound to
 // a schema that every event matches.
 func BenchmarkWriteBatch100Schema(b *testing.B) {
-	s := openStore(b, b.TempDir(), nil)
-	defer closeStore(b, s)
+	s := storetest.Open(b, b.TempDir(), nil)
+	defer storetest.Close(b, s)
 	sch := mustCompile(b, `{"type":"object","properties":{"amount":{"type":"integer","minimum":0},"currency":{"type":"string","enum":["EUR","USD"]},`+
 		`"customer":{"type":"string","pattern":"^c-[0-9]+$"},"note":{"type":"string","maxLength":200},`+
 		`"items":{"type":"array","items":{"type":"object","properties":{"sku":{"type":"string"},"qty":{"type":"integer","minimum":1}},"required":["sku","qty"]}}},`+
@@ -84,8 +85,8 @@ func BenchmarkWriteBatch100Schema(b *testing.B) {
 // BenchmarkReadSubject measures reading one subject of 100,000 events that
 // are interleaved with as many events of other subjects.
 func BenchmarkReadSubject(b *testing.B) {
-	s := openStore(b, b.TempDir(), nil)
-	defer closeStore(b, s)
+	s := storetest.Open(b, b.TempDir(), nil)
+	defer storetest.Close(b, s)
 	const n = 100_000
 	batch := make([]event.Candidate, 1000)
 	for written := 0; written < 2*n; written += len(batch) {

@@ -17,8 +17,8 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
 
 	"github.com/eventstore-service/eventstore/modules/event"
-	"github.com/eventstore-service/eventstore/modules/health"
 	"github.com/eventstore-service/eventstore/modules/store"
+	"github.com/eventstore-service/eventstore/modules/store/storetest"
 )
 
 // TestPowerLoss writes concurrently, takes crash images of the file system
@@ -30,7 +30,7 @@ func TestPowerLoss(t *testing.T) {
 		t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(uint64(seed), 0))
 			fs := vfs.NewCrashableMem()
-			s := openStore(t, "data", fs)
+			s := storetest.Open(t, "data", fs)
 
 			var (
 				mu    sync.Mutex
@@ -79,10 +79,10 @@ func TestPowerLoss(t *testing.T) {
 			}
 			close(stop)
 			wg.Wait()
-			closeStore(t, s)
+			storetest.Close(t, s)
 
 			for i, image := range images {
-				recovered := openStore(t, "data", image)
+				recovered := storetest.Open(t, "data", image)
 				n := checkChain(t, recovered)
 				for _, want := range ackedAtImage[i] {
 					it, err := recovered.Read(store.ReadOptions{Subject: "/", Recursive: true, Lower: &store.Bound{ID: want.ID, Inclusive: true}, Upper: &store.Bound{ID: want.ID, Inclusive: true}})
@@ -101,7 +101,7 @@ func TestPowerLoss(t *testing.T) {
 				// The recovered store takes writes again, continuing the chain.
 				write(t, recovered, candidate("/after", "io.example.written", `{}`))
 				checkChain(t, recovered)
-				closeStore(t, recovered)
+				storetest.Close(t, recovered)
 			}
 		})
 	}
@@ -121,7 +121,7 @@ func faultyFS(err error, kinds ...errorfs.OpKind) (*errorfs.FS, *errorfs.Toggle)
 
 func TestSyncFailureStopsWrites(t *testing.T) {
 	fs, toggle := faultyFS(errorfs.ErrInjected, errorfs.OpFileSync, errorfs.OpFileSyncData, errorfs.OpFileSyncTo)
-	s := openStore(t, "data", fs)
+	s := storetest.Open(t, "data", fs)
 	first := write(t, s, candidate("/a", "io.example.x", `{"n":1}`))
 
 	toggle.On()
@@ -141,9 +141,8 @@ func TestSyncFailureStopsWrites(t *testing.T) {
 	if s.Failure() == nil || s.Durable() != 1 {
 		t.Fatalf("failure %v, durable %d", s.Failure(), s.Durable())
 	}
-	writable := s.HealthChecks()[0]
-	if o := writable.Observe(context.Background()); writable.Key != "storage:writable" || o.Value != false || o.Status != health.Fail || o.Output != "storage not writable" {
-		t.Fatalf("health after the failure: %s %+v", writable.Key, o)
+	if s.Writable() {
+		t.Fatal("the store reports itself writable after the failure")
 	}
 	// Durable data stays readable.
 	it, err := s.Read(store.ReadOptions{Subject: "/a"})
@@ -159,7 +158,7 @@ func TestSyncFailureStopsWrites(t *testing.T) {
 
 func TestDiskFullIsReportedAsFull(t *testing.T) {
 	fs, toggle := faultyFS(syscall.ENOSPC, errorfs.OpFileWrite, errorfs.OpFileWriteAt)
-	s := openStore(t, "data", fs)
+	s := storetest.Open(t, "data", fs)
 	write(t, s, candidate("/a", "io.example.x", `{}`))
 	toggle.On()
 	_, err := s.Write(context.Background(), []event.Candidate{candidate("/a", "io.example.x", `{}`)}, nil)

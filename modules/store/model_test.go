@@ -11,6 +11,7 @@ import (
 
 	"github.com/eventstore-service/eventstore/modules/event"
 	"github.com/eventstore-service/eventstore/modules/store"
+	"github.com/eventstore-service/eventstore/modules/store/storetest"
 )
 
 var (
@@ -36,8 +37,8 @@ func TestReadMatchesModel(t *testing.T) {
 	for seed := uint64(1); seed <= 4; seed++ {
 		t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, 99))
-			s := openStore(t, t.TempDir(), nil)
-			defer closeStore(t, s)
+			s := storetest.Open(t, t.TempDir(), nil)
+			defer storetest.Close(t, s)
 
 			var (
 				mu    sync.Mutex

@@ -14,6 +14,7 @@ import (
 	"github.com/eventstore-service/eventstore/modules/schema"
 	"github.com/eventstore-service/eventstore/modules/store"
 	"github.com/eventstore-service/eventstore/modules/store/pebblestore"
+	"github.com/eventstore-service/eventstore/modules/store/storetest"
 	"go.uber.org/zap"
 )
 
@@ -30,7 +31,7 @@ func mustCompile(t testing.TB, raw string) *schema.Schema {
 
 func TestSchemaEnforcement(t *testing.T) {
 	dir := t.TempDir()
-	s := openStore(t, dir, nil)
+	s := storetest.Open(t, dir, nil)
 	write(t, s, candidate("/a", "io.example.free", `{"anything":true}`))
 	if err := s.RegisterSchema(context.Background(), "io.example.strict", mustCompile(t, strictSchema)); err != nil {
 		t.Fatal(err)
@@ -70,11 +71,11 @@ func TestSchemaEnforcement(t *testing.T) {
 	if _, found, err := s.EventType("io.example.unknown"); err != nil || found {
 		t.Fatalf("EventType unknown: %v %v", found, err)
 	}
-	closeStore(t, s)
+	storetest.Close(t, s)
 
 	// Schemas survive a restart and are enforced.
-	s = openStore(t, dir, nil)
-	defer closeStore(t, s)
+	s = storetest.Open(t, dir, nil)
+	defer storetest.Close(t, s)
 	if _, err := s.Write(context.Background(), []event.Candidate{candidate("/a", "io.example.strict", `{"n":"text"}`)}, nil); !errors.As(err, &conflict) || conflict.Msg != "at '/n': expected integer, but got string" {
 		t.Fatalf("after restart: %v", err)
 	}
@@ -84,8 +85,8 @@ func TestSchemaEnforcement(t *testing.T) {
 }
 
 func TestRegistrationChecksExistingEvents(t *testing.T) {
-	s := openStore(t, t.TempDir(), nil)
-	defer closeStore(t, s)
+	s := storetest.Open(t, t.TempDir(), nil)
+	defer storetest.Close(t, s)
 	write(t, s, candidate("/a", "io.example.t", `{"n":1}`), candidate("/a", "io.example.other", `{"x":1}`))
 	write(t, s, candidate("/b", "io.example.t", `{"n":"two"}`), candidate("/b", "io.example.t", `{"n":3,"z":1}`))
 	err := s.RegisterSchema(context.Background(), "io.example.t", mustCompile(t, strictSchema))
@@ -104,7 +105,7 @@ func TestRegistrationChecksExistingEvents(t *testing.T) {
 // violating event. Across the rounds both outcomes must occur.
 func TestRegistrationRacesWrites(t *testing.T) {
 	dir := t.TempDir()
-	s := openStore(t, dir, nil)
+	s := storetest.Open(t, dir, nil)
 	rng := rand.New(rand.NewPCG(7, 7))
 	outcomes := map[string]int{}
 	for round := 0; round < 60; round++ {
@@ -154,7 +155,7 @@ func TestRegistrationRacesWrites(t *testing.T) {
 			t.Fatalf("round %d: registration: %v", round, err)
 		}
 	}
-	closeStore(t, s)
+	storetest.Close(t, s)
 	if outcomes["registered"] == 0 || outcomes["refused"] == 0 {
 		t.Fatalf("the race did not go both ways: %v", outcomes)
 	}

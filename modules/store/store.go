@@ -89,7 +89,7 @@ type Store struct {
 	open    Opener
 	backend Backend
 	log     *zap.Logger
-	metrics *Metrics
+	rec     Recorder
 	now     func() time.Time
 
 	queue   chan *writeRequest
@@ -120,12 +120,33 @@ type writeRequest struct {
 	done          chan struct{}
 }
 
-// New returns a Store that opens its backend with open when it starts.
-func New(open Opener, log *zap.Logger, metrics *Metrics) *Store {
+// Recorder receives the writer's measurements, which the service turns
+// into metrics. The writer goroutine calls it, so it must be quick.
+type Recorder interface {
+	// Committed reports a synced commit of a group holding events events,
+	// and how long the backend took for it.
+	Committed(events int, took time.Duration)
+	// Acknowledged reports how long an accepted write or registration took
+	// from entering the queue to its acknowledgement.
+	Acknowledged(took time.Duration)
+}
+
+// nopRecorder is the Recorder of a Store created without one.
+type nopRecorder struct{}
+
+func (nopRecorder) Committed(int, time.Duration) {}
+func (nopRecorder) Acknowledged(time.Duration)   {}
+
+// New returns a Store that opens its backend with open when it starts and
+// reports its measurements to rec (none when rec is nil).
+func New(open Opener, log *zap.Logger, rec Recorder) *Store {
+	if rec == nil {
+		rec = nopRecorder{}
+	}
 	s := &Store{
 		open:    open,
 		log:     log,
-		metrics: metrics,
+		rec:     rec,
 		now:     time.Now,
 		queue:   make(chan *writeRequest, QueueLength),
 		stop:    make(chan struct{}),
@@ -225,8 +246,6 @@ func (s *Store) Start(context.Context) error {
 	}
 	s.backend, s.head = backend, head
 	s.durable.Store(head.Count)
-	s.metrics.observeHead(head.Count)
-	s.metrics.writable.Set(1)
 	go s.run()
 	return nil
 }
@@ -247,7 +266,6 @@ func (s *Store) Close(ctx context.Context) error {
 	case <-ctx.Done():
 		return fmt.Errorf("wait for the writer: %w", ctx.Err())
 	}
-	s.metrics.writable.Set(0)
 	if err := s.backend.Close(); err != nil && s.failure.Load() == nil {
 		return fmt.Errorf("close backend: %w", err)
 	}
@@ -301,235 +319,4 @@ func (s *Store) enqueue(ctx context.Context, w *writeRequest) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-}
-
-// run is the writer goroutine: it commits groups of queued writes until
-// Close, and then the rest of the queue.
-func (s *Store) run() {
-	defer close(s.stopped)
-	for {
-		select {
-		case w := <-s.queue:
-			s.commit(s.collect(w))
-		case <-s.stop:
-			for {
-				select {
-				case w := <-s.queue:
-					s.commit(s.collect(w))
-				default:
-					return
-				}
-			}
-		}
-	}
-}
-
-// collect returns first and the writes waiting behind it, up to MaxGroupEvents.
-func (s *Store) collect(first *writeRequest) []*writeRequest {
-	group := []*writeRequest{first}
-	events := len(first.candidates)
-	for events < MaxGroupEvents {
-		select {
-		case w := <-s.queue:
-			group = append(group, w)
-			events += len(w.candidates)
-		default:
-			return group
-		}
-	}
-	return group
-}
-
-// commit checks and seals every write of the group against the committed
-// head plus the earlier writes of the group, commits the accepted ones in
-// one synced backend write, and answers every write of the group.
-func (s *Store) commit(group []*writeRequest) {
-	defer func() {
-		for _, w := range group {
-			close(w.done)
-		}
-	}()
-	if f := s.failure.Load(); f != nil {
-		for _, w := range group {
-			w.err = f
-		}
-		return
-	}
-
-	pending := pendingState{}
-	registered := map[string]*schema.Schema{} // by earlier requests of the group
-	schemaOf := func(eventType string) *schema.Schema {
-		if sch := registered[eventType]; sch != nil {
-			return sch
-		}
-		return s.schemas.get(eventType)
-	}
-	next := s.head
-	var (
-		written       []Written
-		registrations []SchemaWritten
-		accepted      []*writeRequest
-		size          int
-	)
-	for _, w := range group {
-		for _, c := range w.candidates {
-			size += len(c.Data) + len(c.Source) + len(c.Subject) + len(c.Type) + 400
-		}
-	}
-	buf := make([]byte, 0, size)
-	lastHash := []byte(next.LastHash)
-	for _, w := range group {
-		if r := w.register; r != nil {
-			if err := s.checkRegistration(r, schemaOf, written); err != nil {
-				w.err = err
-				continue
-			}
-			registered[r.eventType] = r.schema
-			registrations = append(registrations, SchemaWritten{Type: r.eventType, Raw: r.schema.Raw})
-			accepted = append(accepted, w)
-			continue
-		}
-		if w.schemaVersion != s.schemas.version.Load() || len(registered) > 0 {
-			if err := validateCandidates(w.candidates, schemaOf); err != nil {
-				w.err = err
-				continue
-			}
-		}
-		if err := s.check(w.preconditions, pending, func() *View {
-			return &View{backend: s.backend, recent: s.recent, count: s.head.Count, pending: written,
-				schemas: s.schemas.snapshot(), registered: registered}
-		}); err != nil {
-			w.err = err
-			continue
-		}
-		now := s.now()
-		w.records = make([]event.Record, len(w.candidates))
-		for i, c := range w.candidates {
-			t := event.NextTime(now, next.LastTime)
-			var r event.Record
-			buf, r = event.Seal(buf, c, next.Count, t, lastHash)
-			w.records[i] = r
-			written = append(written, Written{Record: r, Subject: c.Subject, Type: c.Type})
-			pending[c.Subject] = next.Count
-			lastHash = r.HashBytes()
-			next.Count++
-			next.LastTime = t
-		}
-		accepted = append(accepted, w)
-	}
-	if len(written) == 0 && len(registrations) == 0 {
-		return
-	}
-	next.LastHash = string(lastHash)
-
-	start := time.Now()
-	if err := s.backend.Commit(written, next, registrations); err != nil {
-		f := s.fail(err)
-		// Requests that failed a precondition were checked against writes
-		// that may not exist: they get the failure too.
-		for _, w := range group {
-			w.records, w.err = nil, f
-		}
-		return
-	}
-	done := time.Now()
-	s.metrics.syncDuration.Observe(done.Sub(start).Seconds())
-	s.head = next
-	if len(registrations) > 0 {
-		s.schemas.add(registered)
-	}
-	s.recent.add(written) // before the head moves, so that readers of the new head find them
-	s.durable.Store(next.Count)
-	changed := make(chan struct{})
-	close(*s.changed.Swap(&changed))
-	s.metrics.eventsWritten.Add(float64(len(written)))
-	s.metrics.observeHead(next.Count)
-	for _, w := range accepted {
-		s.metrics.writeDuration.Observe(done.Sub(w.enqueued).Seconds())
-	}
-}
-
-// checkRegistration refuses a second schema for a type, and a schema that
-// an event stored (since the caller's check) or written earlier in the
-// group does not match.
-func (s *Store) checkRegistration(r *registration, schemaOf func(string) *schema.Schema, pendingWritten []Written) error {
-	if schemaOf(r.eventType) != nil {
-		return ErrSchemaExists
-	}
-	if err := s.validateStored(r.eventType, r.schema, r.validatedUpTo, s.head.Count); err != nil {
-		var conflict *ExistingConflictError
-		if errors.As(err, &conflict) {
-			return err
-		}
-		return s.fail(err)
-	}
-	for _, w := range pendingWritten {
-		if w.Type == r.eventType {
-			if err := validateRecord(w.Record, r.schema); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// fail stops the store for good and logs it once.
-func (s *Store) fail(err error) *FailureError {
-	f := newFailureError(err)
-	if s.failure.CompareAndSwap(nil, f) {
-		s.metrics.writable.Set(0)
-		s.log.Error("storage failed, refusing writes", zap.Error(err), zap.Bool("diskFull", f.Full))
-	}
-	return s.failure.Load()
-}
-
-// pendingState maps each subject written earlier in the group to its latest id.
-type pendingState map[string]uint64
-
-// check evaluates preconditions against the committed events and pending;
-// state returns the view conditions are evaluated on.
-func (s *Store) check(preconditions []Precondition, pending pendingState, state func() *View) error {
-	for _, p := range preconditions {
-		if p.Kind == ConditionHolds {
-			holds, err := p.Condition.Holds(context.Background(), state())
-			if err != nil {
-				return &InvalidPreconditionError{Err: err}
-			}
-			if !holds {
-				return ErrPreconditionFailed
-			}
-			continue
-		}
-		latest, found, err := s.latest(p.Subject, pending)
-		if err != nil {
-			return s.fail(err)
-		}
-		var holds bool
-		switch p.Kind {
-		case SubjectPristine:
-			holds = !found
-		case SubjectPopulated:
-			holds = found
-		case SubjectOnEventID:
-			holds = found && latest == p.EventID
-		default:
-			return fmt.Errorf("unknown precondition kind %d", p.Kind)
-		}
-		if !holds {
-			return ErrPreconditionFailed
-		}
-	}
-	return nil
-}
-
-// latest returns the id of the latest event of exactly subject, pending
-// writes of the group included.
-func (s *Store) latest(subject string, pending pendingState) (uint64, bool, error) {
-	if id, ok := pending[subject]; ok {
-		return id, true, nil
-	}
-	if s.head.Count == 0 {
-		return 0, false, nil
-	}
-	return s.backend.LatestID(subject, "", s.head.Count-1)
 }

@@ -9,41 +9,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cockroachdb/pebble/v2/vfs"
-	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
 	"github.com/eventstore-service/eventstore/modules/event"
 	"github.com/eventstore-service/eventstore/modules/store"
 	"github.com/eventstore-service/eventstore/modules/store/pebblestore"
+	"github.com/eventstore-service/eventstore/modules/store/storetest"
 )
 
 const lib = "com.example.library."
-
-// openStore opens a started store in dir on fs (the OS when nil).
-func openStore(t testing.TB, dir string, fs vfs.FS) *store.Store {
-	t.Helper()
-	backend, err := pebblestore.Open(dir, zap.NewNop(), pebblestore.Options{FS: fs, CacheSize: 8 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	metrics, err := store.NewMetrics(prometheus.NewRegistry())
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := store.New(func() (store.Backend, error) { return backend, nil }, zap.NewNop(), metrics)
-	if err := s.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
-
-func closeStore(t testing.TB, s *store.Store) {
-	t.Helper()
-	if err := s.Close(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-}
 
 func candidate(subject, eventType string, data string) event.Candidate {
 	return event.Candidate{Source: "https://library.example.com", Subject: subject, Type: eventType, Data: []byte(data)}
@@ -73,8 +47,8 @@ func ids(t testing.TB, it store.RecordIterator) string {
 
 // libraryStore writes the store of api.md §5.
 func libraryStore(t *testing.T) *store.Store {
-	s := openStore(t, t.TempDir(), nil)
-	t.Cleanup(func() { closeStore(t, s) })
+	s := storetest.Open(t, t.TempDir(), nil)
+	t.Cleanup(func() { storetest.Close(t, s) })
 	for _, e := range [][2]string{
 		{"/books/42", "book-acquired"}, {"/books/42", "book-borrowed"}, {"/books/7", "book-acquired"},
 		{"/books/42", "book-returned"}, {"/readers/jane", "reader-registered"}, {"/books/42/notes", "note-added"},
@@ -157,8 +131,8 @@ func TestSubjects(t *testing.T) {
 	}
 
 	// Segment order, not string order: /a/c comes before /a-b.
-	other := openStore(t, t.TempDir(), nil)
-	defer closeStore(t, other)
+	other := storetest.Open(t, t.TempDir(), nil)
+	defer storetest.Close(t, other)
 	write(t, other, candidate("/a-b", "io.example.x", `{}`), candidate("/a/c", "io.example.x", `{}`), candidate("/b", "io.example.x", `{}`))
 	it := other.Subjects("/")
 	var got []string
@@ -169,8 +143,8 @@ func TestSubjects(t *testing.T) {
 	if strings.Join(got, " ") != "/ /a /a/c /a-b /b" {
 		t.Fatalf("segment order: %v", got)
 	}
-	empty := openStore(t, t.TempDir(), nil)
-	defer closeStore(t, empty)
+	empty := storetest.Open(t, t.TempDir(), nil)
+	defer storetest.Close(t, empty)
 	it = empty.Subjects("/")
 	defer it.Close()
 	if it.Next() {
@@ -179,8 +153,8 @@ func TestSubjects(t *testing.T) {
 }
 
 func TestPreconditions(t *testing.T) {
-	s := openStore(t, t.TempDir(), nil)
-	defer closeStore(t, s)
+	s := storetest.Open(t, t.TempDir(), nil)
+	defer storetest.Close(t, s)
 	write(t, s, candidate("/books/42", lib+"book-acquired", `{}`))
 	c := candidate("/books/42", lib+"book-borrowed", `{}`)
 	cases := []struct {
@@ -217,8 +191,8 @@ func TestPreconditions(t *testing.T) {
 }
 
 func TestConcurrentWritesAreContiguousAndChained(t *testing.T) {
-	s := openStore(t, t.TempDir(), nil)
-	defer closeStore(t, s)
+	s := storetest.Open(t, t.TempDir(), nil)
+	defer storetest.Close(t, s)
 	const writers, rounds = 32, 20
 	var wg sync.WaitGroup
 	errs := make(chan error, writers*rounds)
@@ -296,8 +270,8 @@ func checkChain(t testing.TB, s *store.Store) uint64 {
 }
 
 func TestPreconditionRace(t *testing.T) {
-	s := openStore(t, t.TempDir(), nil)
-	defer closeStore(t, s)
+	s := storetest.Open(t, t.TempDir(), nil)
+	defer storetest.Close(t, s)
 	first := write(t, s, candidate("/race", "io.example.step", `{}`))
 	last := first[0].ID
 	const writers, rounds = 16, 25
@@ -338,12 +312,12 @@ func TestPreconditionRace(t *testing.T) {
 
 func TestRestartContinuesTheChain(t *testing.T) {
 	dir := t.TempDir()
-	s := openStore(t, dir, nil)
+	s := storetest.Open(t, dir, nil)
 	before := write(t, s, candidate("/a", "io.example.x", `{"n":1}`), candidate("/a", "io.example.x", `{"n":2}`))
-	closeStore(t, s)
+	storetest.Close(t, s)
 
-	s = openStore(t, dir, nil)
-	defer closeStore(t, s)
+	s = storetest.Open(t, dir, nil)
+	defer storetest.Close(t, s)
 	if s.Durable() != 2 {
 		t.Fatalf("durable %d after restart", s.Durable())
 	}
@@ -359,7 +333,7 @@ func TestRestartContinuesTheChain(t *testing.T) {
 }
 
 func TestCloseFinishesQueuedWrites(t *testing.T) {
-	s := openStore(t, t.TempDir(), nil)
+	s := storetest.Open(t, t.TempDir(), nil)
 	var wg sync.WaitGroup
 	results := make(chan error, 200)
 	for i := 0; i < 200; i++ {
@@ -371,7 +345,7 @@ func TestCloseFinishesQueuedWrites(t *testing.T) {
 		}(i)
 	}
 	time.Sleep(time.Millisecond)
-	closeStore(t, s)
+	storetest.Close(t, s)
 	wg.Wait()
 	close(results)
 	ok := 0
@@ -402,10 +376,9 @@ func TestCorruptHeadRefusesToOpen(t *testing.T) {
 	}
 	backend.Close()
 	start := func() error {
-		metrics, _ := store.NewMetrics(prometheus.NewRegistry())
 		return store.New(func() (store.Backend, error) {
 			return pebblestore.Open(dir, zap.NewNop(), pebblestore.Options{})
-		}, zap.NewNop(), metrics).Start(context.Background())
+		}, zap.NewNop(), nil).Start(context.Background())
 	}
 	var corrupt *store.CorruptionError
 	if err := start(); !errors.As(err, &corrupt) || !strings.Contains(err.Error(), "head hash") {

@@ -11,6 +11,7 @@ import (
 	"github.com/eventstore-service/eventstore/modules/event"
 	"github.com/eventstore-service/eventstore/modules/schema"
 	"github.com/eventstore-service/eventstore/modules/store"
+	"github.com/eventstore-service/eventstore/modules/store/storetest"
 )
 
 // viewSubjects lists a view's subjects.
@@ -43,7 +44,7 @@ func viewTypes(t *testing.T, v *store.View) string {
 
 func TestSubjectPrefixScans(t *testing.T) {
 	dir := t.TempDir()
-	s := openStore(t, dir, nil)
+	s := storetest.Open(t, dir, nil)
 	for _, subject := range []string{"/books/42", "/books/4", "/books/7", "/books/42/notes", "/books", "/books/45/x", "/bookshelf", "/readers/4"} {
 		write(t, s, candidate(subject, lib+"x", `{}`))
 	}
@@ -68,9 +69,9 @@ func TestSubjectPrefixScans(t *testing.T) {
 		}
 	}
 	check("window")
-	closeStore(t, s)
-	s = openStore(t, dir, nil) // the window is empty after a restart: storage serves
-	defer closeStore(t, s)
+	storetest.Close(t, s)
+	s = storetest.Open(t, dir, nil) // the window is empty after a restart: storage serves
+	defer storetest.Close(t, s)
 	check("storage")
 }
 

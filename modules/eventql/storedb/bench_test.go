@@ -9,13 +9,14 @@ import (
 	"github.com/eventstore-service/eventstore/modules/eventql"
 	"github.com/eventstore-service/eventstore/modules/eventql/storedb"
 	"github.com/eventstore-service/eventstore/modules/store"
+	"github.com/eventstore-service/eventstore/modules/store/storetest"
 )
 
 // benchStore holds n events in batches of 1,000: one in a hundred of type
 // io.example.rare on /rare, the others of io.example.common.
 func benchStore(b *testing.B, n int) *store.Store {
 	b.Helper()
-	s := openStore(b, b.TempDir())
+	s := storetest.Open(b, b.TempDir(), nil)
 	b.Cleanup(func() { s.Close(context.Background()) })
 	data := []byte(`{"amount":1,"currency":"EUR","customer":"c-000001","note":"an ordinary event of a few hundred bytes","items":[{"sku":"a-1","qty":1}]}`)
 	for batch := 0; batch < n/1000; batch++ {

@@ -9,37 +9,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"go.uber.org/zap"
-
 	"github.com/eventstore-service/eventstore/modules/event"
 	"github.com/eventstore-service/eventstore/modules/eventql"
 	"github.com/eventstore-service/eventstore/modules/eventql/eventqltest"
 	"github.com/eventstore-service/eventstore/modules/eventql/storedb"
 	"github.com/eventstore-service/eventstore/modules/jsonscan"
 	"github.com/eventstore-service/eventstore/modules/store"
-	"github.com/eventstore-service/eventstore/modules/store/pebblestore"
+	"github.com/eventstore-service/eventstore/modules/store/storetest"
 )
 
 var emitter = event.NewEmitter(nil)
-
-// openStore opens a started store in dir.
-func openStore(t testing.TB, dir string) *store.Store {
-	t.Helper()
-	backend, err := pebblestore.Open(dir, zap.NewNop(), pebblestore.Options{CacheSize: 8 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	metrics, err := store.NewMetrics(prometheus.NewRegistry())
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := store.New(func() (store.Backend, error) { return backend, nil }, zap.NewNop(), metrics)
-	if err := s.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
 
 func candidates(t testing.TB, cs ...eventqltest.Candidate) []event.Candidate {
 	t.Helper()
@@ -56,7 +35,7 @@ func candidates(t testing.TB, cs ...eventqltest.Candidate) []event.Candidate {
 
 // libraryStore writes the conformance data set to a new store in dir.
 func libraryStore(t *testing.T, dir string) *store.Store {
-	s := openStore(t, dir)
+	s := storetest.Open(t, dir, nil)
 	if _, err := s.Write(context.Background(), candidates(t, eventqltest.Load(t).Dataset.Events...), nil); err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +85,7 @@ func TestConformanceOnTheStore(t *testing.T) {
 	if err := s.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	s = openStore(t, dir)
+	s = storetest.Open(t, dir, nil)
 	defer s.Close(context.Background())
 	check("storage")
 
@@ -192,7 +171,7 @@ func TestPreconditionTimeLimit(t *testing.T) {
 // each guarded by COUNT() == 0 on it: exactly one may win every round,
 // whether the writes share a commit group or not.
 func TestPreconditionRace(t *testing.T) {
-	s := openStore(t, t.TempDir())
+	s := storetest.Open(t, t.TempDir(), nil)
 	defer s.Close(context.Background())
 	const writers, rounds = 16, 20
 	for round := range rounds {

@@ -21,6 +21,9 @@ import (
 	"github.com/eventstore-service/eventstore/modules/store"
 )
 
+// Dir is the subdirectory of a data directory that holds Pebble's files.
+const Dir = "pebble"
+
 // Options configure the backend.
 type Options struct {
 	// FS is the file system; the operating system's when nil. Tests pass

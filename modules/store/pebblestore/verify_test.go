@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
 	"github.com/eventstore-service/eventstore/modules/event"
@@ -18,8 +17,7 @@ import (
 func filledDir(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	metrics, _ := store.NewMetrics(prometheus.NewRegistry())
-	s := store.New(func() (store.Backend, error) { return Open(dir, zap.NewNop(), Options{}) }, zap.NewNop(), metrics)
+	s := store.New(func() (store.Backend, error) { return Open(dir, zap.NewNop(), Options{}) }, zap.NewNop(), nil)
 	if err := s.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}

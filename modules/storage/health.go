@@ -1,51 +1,21 @@
-package store
+package storage
 
 import (
 	"context"
-	"sync"
-	"time"
 
 	"github.com/eventstore-service/eventstore/modules/health"
 )
 
-// sizeMaxAge is how old a reported storage size may be.
-const sizeMaxAge = 10 * time.Second
-
-// sizeCache remembers the backend's size for up to sizeMaxAge.
-type sizeCache struct {
-	mu    sync.Mutex
-	value int64
-	at    time.Time
+// Figures is what the health checks read from the store.
+type Figures interface {
+	Writable() bool
+	Size() (int64, error)
+	Durable() uint64
 }
 
-// Size returns the bytes the backend occupies, at most 10 s old.
-func (s *Store) Size() (int64, error) {
-	s.size.mu.Lock()
-	defer s.size.mu.Unlock()
-	if time.Since(s.size.at) < sizeMaxAge {
-		return s.size.value, nil
-	}
-	if s.backend == nil {
-		return 0, nil
-	}
-	n, err := s.backend.SizeOnDisk()
-	if err != nil {
-		return 0, err
-	}
-	s.size.value, s.size.at = n, time.Now()
-	return n, nil
-}
-
-// Writable reports whether the store takes writes: started, not failed, not closed.
-func (s *Store) Writable() bool {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return s.backend != nil && !s.closed && s.failure.Load() == nil
-}
-
-// HealthChecks returns the store's entries of the health report:
+// HealthChecks returns the storage entries of the health report:
 // storage:writable, storage:size and storage:events.
-func (s *Store) HealthChecks() []health.Check {
+func HealthChecks(s Figures) []health.Check {
 	return []health.Check{
 		{Key: "storage:writable", ComponentType: "datastore", Observe: func(context.Context) health.Observation {
 			if s.Writable() {

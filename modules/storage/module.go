@@ -1,0 +1,36 @@
+package storage
+
+import (
+	"context"
+	"path/filepath"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/fx"
+	"go.uber.org/zap"
+
+	"github.com/eventstore-service/eventstore/modules/datadir"
+	"github.com/eventstore-service/eventstore/modules/health"
+	"github.com/eventstore-service/eventstore/modules/store"
+	"github.com/eventstore-service/eventstore/modules/store/pebblestore"
+)
+
+// Module provides the Store on Pebble in the data directory, opened after
+// the data directory and closed before it, with its metrics and health
+// checks.
+var Module = fx.Module("storage",
+	fx.Provide(
+		NewMetrics,
+		fx.Annotate(
+			func(dir *datadir.Dir, log *zap.Logger, m *Metrics) *store.Store {
+				open := func() (store.Backend, error) {
+					return pebblestore.Open(filepath.Join(dir.Path(), pebblestore.Dir), log.Named("pebble"), pebblestore.Options{})
+				}
+				return store.New(open, log.Named("store"), m)
+			},
+			fx.OnStart(func(ctx context.Context, s *store.Store) error { return s.Start(ctx) }),
+			fx.OnStop(func(ctx context.Context, s *store.Store) error { return s.Close(ctx) }),
+		),
+		fx.Annotate(func(s *store.Store) []health.Check { return HealthChecks(s) }, fx.ResultTags(`group:"health.checks,flatten"`)),
+	),
+	fx.Invoke(func(reg prometheus.Registerer, s *store.Store) error { return RegisterGauges(reg, s) }),
+)

@@ -1,0 +1,41 @@
+package store
+
+import (
+	"sync"
+	"time"
+)
+
+// sizeMaxAge is how old a reported storage size may be.
+const sizeMaxAge = 10 * time.Second
+
+// sizeCache remembers the backend's size for up to sizeMaxAge.
+type sizeCache struct {
+	mu    sync.Mutex
+	value int64
+	at    time.Time
+}
+
+// Size returns the bytes the backend occupies, at most 10 s old.
+func (s *Store) Size() (int64, error) {
+	s.size.mu.Lock()
+	defer s.size.mu.Unlock()
+	if time.Since(s.size.at) < sizeMaxAge {
+		return s.size.value, nil
+	}
+	if s.backend == nil {
+		return 0, nil
+	}
+	n, err := s.backend.SizeOnDisk()
+	if err != nil {
+		return 0, err
+	}
+	s.size.value, s.size.at = n, time.Now()
+	return n, nil
+}
+
+// Writable reports whether the store takes writes: started, not failed, not closed.
+func (s *Store) Writable() bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.backend != nil && !s.closed && s.failure.Load() == nil
+}

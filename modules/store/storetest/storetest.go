@@ -1,0 +1,36 @@
+// Package storetest starts and stops stores for the tests of the packages
+// that build on the storage engine: one helper instead of one per package.
+package storetest
+
+import (
+	"context"
+	"testing"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"go.uber.org/zap"
+
+	"github.com/eventstore-service/eventstore/modules/store"
+	"github.com/eventstore-service/eventstore/modules/store/pebblestore"
+)
+
+// Open returns a started store on Pebble in dir, on fs (the operating
+// system's when nil), with a small block cache.
+func Open(t testing.TB, dir string, fs vfs.FS) *store.Store {
+	t.Helper()
+	open := func() (store.Backend, error) {
+		return pebblestore.Open(dir, zap.NewNop(), pebblestore.Options{FS: fs, CacheSize: 8 << 20})
+	}
+	s := store.New(open, zap.NewNop(), nil)
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// Close closes s and fails the test on an error.
+func Close(t testing.TB, s *store.Store) {
+	t.Helper()
+	if err := s.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,293 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/eventstore-service/eventstore/modules/event"
+	"github.com/eventstore-service/eventstore/modules/schema"
+)
+
+// The writer goroutine commits the queue in groups. Each group passes four
+// phases, one method each:
+//
+//  1. admit: collect takes the first waiting request and those behind it;
+//  2. check and seal: prepare decides every request of the group in order
+//     against the committed state plus the requests accepted before it in
+//     the group, and seals the records of the accepted ones;
+//  3. persist: one atomic, synced backend commit of everything accepted;
+//  4. publish: the new head becomes durable and visible, and every request
+//     of the group gets its answer.
+//
+// A storage failure in any phase fails the whole group and every later one
+// (fail-stop): nothing of the group is committed or acknowledged.
+
+// run is the writer goroutine: it commits groups of queued writes until
+// Close, and then the rest of the queue.
+func (s *Store) run() {
+	defer close(s.stopped)
+	for {
+		select {
+		case w := <-s.queue:
+			s.commit(s.collect(w))
+		case <-s.stop:
+			for {
+				select {
+				case w := <-s.queue:
+					s.commit(s.collect(w))
+				default:
+					return
+				}
+			}
+		}
+	}
+}
+
+// collect returns first and the writes waiting behind it, up to MaxGroupEvents.
+func (s *Store) collect(first *writeRequest) []*writeRequest {
+	group := []*writeRequest{first}
+	events := len(first.candidates)
+	for events < MaxGroupEvents {
+		select {
+		case w := <-s.queue:
+			group = append(group, w)
+			events += len(w.candidates)
+		default:
+			return group
+		}
+	}
+	return group
+}
+
+// commit runs the phases for one group and answers every request of it.
+func (s *Store) commit(group []*writeRequest) {
+	defer func() {
+		for _, w := range group {
+			close(w.done)
+		}
+	}()
+	failAll := func(f *FailureError) {
+		for _, w := range group {
+			w.records, w.err = nil, f
+		}
+	}
+	if f := s.failure.Load(); f != nil {
+		failAll(f)
+		return
+	}
+	g, err := s.prepare(group)
+	if err != nil {
+		failAll(s.fail(err))
+		return
+	}
+	if g.empty() {
+		return
+	}
+	start := time.Now()
+	if err := s.backend.Commit(g.written, g.head, g.registrations); err != nil {
+		// The outcome is unknown, and requests that failed a precondition
+		// were checked against writes that may not exist: all get the failure.
+		failAll(s.fail(err))
+		return
+	}
+	s.publish(g, start)
+}
+
+// groupState is a commit group being checked and sealed: the head it
+// extends the log to, and what its accepted requests add.
+type groupState struct {
+	head          Head
+	lastHash      []byte
+	buf           []byte // the records' JSON, one after the other
+	written       []Written
+	latest        map[string]uint64         // subject → latest id written in the group
+	registered    map[string]*schema.Schema // schemas registered in the group
+	registrations []SchemaWritten
+	accepted      []*writeRequest
+}
+
+func (g *groupState) empty() bool { return len(g.written) == 0 && len(g.registrations) == 0 }
+
+// prepare decides every request of the group: a refused request gets its
+// error, an accepted one its sealed records. It returns an error, and
+// decides nothing more, when storage fails.
+func (s *Store) prepare(group []*writeRequest) (*groupState, error) {
+	size := 0
+	for _, w := range group {
+		for _, c := range w.candidates {
+			size += len(c.Data) + len(c.Source) + len(c.Subject) + len(c.Type) + 400
+		}
+	}
+	g := &groupState{
+		head:       s.head,
+		lastHash:   []byte(s.head.LastHash),
+		buf:        make([]byte, 0, size),
+		latest:     map[string]uint64{},
+		registered: map[string]*schema.Schema{},
+	}
+	for _, w := range group {
+		err := s.check(w, g)
+		var failure *FailureError
+		switch {
+		case errors.As(err, &failure):
+			return nil, failure.Err
+		case err != nil:
+			w.err = err
+			continue
+		}
+		if w.register == nil {
+			g.seal(w, s.now())
+		} else {
+			g.registered[w.register.eventType] = w.register.schema
+			g.registrations = append(g.registrations, SchemaWritten{Type: w.register.eventType, Raw: w.register.schema.Raw})
+		}
+		g.accepted = append(g.accepted, w)
+	}
+	g.head.LastHash = string(g.lastHash)
+	return g, nil
+}
+
+// check decides one request against the committed state and the group so
+// far; a storage failure comes back as a *FailureError.
+func (s *Store) check(w *writeRequest, g *groupState) error {
+	if w.register != nil {
+		return s.checkRegistration(w.register, g)
+	}
+	if w.schemaVersion != s.schemas.version.Load() || len(g.registered) > 0 {
+		if err := validateCandidates(w.candidates, g.schemaOf(s.schemas)); err != nil {
+			return err
+		}
+	}
+	return s.checkPreconditions(w.preconditions, g)
+}
+
+// seal gives the candidates of an accepted write their ids, times and
+// hashes, continuing the group's chain.
+func (g *groupState) seal(w *writeRequest, now time.Time) {
+	w.records = make([]event.Record, len(w.candidates))
+	for i, c := range w.candidates {
+		t := event.NextTime(now, g.head.LastTime)
+		var r event.Record
+		g.buf, r = event.Seal(g.buf, c, g.head.Count, t, g.lastHash)
+		w.records[i] = r
+		g.written = append(g.written, Written{Record: r, Subject: c.Subject, Type: c.Type})
+		g.latest[c.Subject] = g.head.Count
+		g.lastHash = r.HashBytes()
+		g.head.Count++
+		g.head.LastTime = t
+	}
+}
+
+// schemaOf returns the schema of a type: registered in the group, else committed.
+func (g *groupState) schemaOf(committed *registry) func(string) *schema.Schema {
+	return func(eventType string) *schema.Schema {
+		if sch := g.registered[eventType]; sch != nil {
+			return sch
+		}
+		return committed.get(eventType)
+	}
+}
+
+// publish makes a committed group durable for readers and reports it.
+func (s *Store) publish(g *groupState, start time.Time) {
+	done := time.Now()
+	s.head = g.head
+	if len(g.registered) > 0 {
+		s.schemas.add(g.registered)
+	}
+	s.recent.add(g.written) // before the head moves, so that readers of the new head find them
+	s.durable.Store(g.head.Count)
+	changed := make(chan struct{})
+	close(*s.changed.Swap(&changed))
+	s.rec.Committed(len(g.written), done.Sub(start))
+	for _, w := range g.accepted {
+		s.rec.Acknowledged(done.Sub(w.enqueued))
+	}
+}
+
+// checkRegistration refuses a second schema for a type, and a schema that
+// an event stored (since the caller's check) or written earlier in the
+// group does not match.
+func (s *Store) checkRegistration(r *registration, g *groupState) error {
+	if g.schemaOf(s.schemas)(r.eventType) != nil {
+		return ErrSchemaExists
+	}
+	if err := s.validateStored(r.eventType, r.schema, r.validatedUpTo, s.head.Count); err != nil {
+		var conflict *ExistingConflictError
+		if errors.As(err, &conflict) {
+			return err
+		}
+		return newFailureError(err)
+	}
+	for _, w := range g.written {
+		if w.Type == r.eventType {
+			if err := validateRecord(w.Record, r.schema); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// checkPreconditions evaluates preconditions against the committed events
+// and the group's earlier writes.
+func (s *Store) checkPreconditions(preconditions []Precondition, g *groupState) error {
+	for _, p := range preconditions {
+		if p.Kind == ConditionHolds {
+			view := &View{backend: s.backend, recent: s.recent, count: s.head.Count, pending: g.written,
+				schemas: s.schemas.snapshot(), registered: g.registered}
+			holds, err := p.Condition.Holds(context.Background(), view)
+			if err != nil {
+				return &InvalidPreconditionError{Err: err}
+			}
+			if !holds {
+				return ErrPreconditionFailed
+			}
+			continue
+		}
+		latest, found, err := s.latest(p.Subject, g)
+		if err != nil {
+			return newFailureError(err)
+		}
+		var holds bool
+		switch p.Kind {
+		case SubjectPristine:
+			holds = !found
+		case SubjectPopulated:
+			holds = found
+		case SubjectOnEventID:
+			holds = found && latest == p.EventID
+		default:
+			return fmt.Errorf("unknown precondition kind %d", p.Kind)
+		}
+		if !holds {
+			return ErrPreconditionFailed
+		}
+	}
+	return nil
+}
+
+// latest returns the id of the latest event of exactly subject, the
+// group's writes included.
+func (s *Store) latest(subject string, g *groupState) (uint64, bool, error) {
+	if id, ok := g.latest[subject]; ok {
+		return id, true, nil
+	}
+	if s.head.Count == 0 {
+		return 0, false, nil
+	}
+	return s.backend.LatestID(subject, "", s.head.Count-1)
+}
+
+// fail stops the store for good and logs it once.
+func (s *Store) fail(err error) *FailureError {
+	f := newFailureError(err)
+	if s.failure.CompareAndSwap(nil, f) {
+		s.log.Error("storage failed, refusing writes", zap.Error(err), zap.Bool("diskFull", f.Full))
+	}
+	return s.failure.Load()
+}
