@@ -12,35 +12,10 @@ import (
 
 var benchData = []byte(`{"amount":42,"currency":"EUR","customer":"c-000042","items":[{"qty":1,"sku":"a-1"},{"qty":3,"sku":"b-2"}],"note":"an ordinary event of a few hundred bytes"}`)
 
-// BenchmarkWriteSingle measures durable writes of one event per request
-// from 64 concurrent writers (group commit gathers them).
-func BenchmarkWriteSingle(b *testing.B) {
-	s := storetest.Open(b, b.TempDir(), nil)
-	defer storetest.Close(b, s)
-	b.SetParallelism(32) // × GOMAXPROCS goroutines
-	b.ReportAllocs()
-	b.ResetTimer()
-	b.RunParallel(func(pb *testing.PB) {
-		c := []event.Candidate{{Source: "https://bench", Subject: "/bench/single", Type: "io.example.bench", Data: benchData}}
-		for pb.Next() {
-			if _, err := s.Write(context.Background(), c, nil); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
-}
-
-// BenchmarkWriteBatch100 measures durable writes of 100 events per request
-// from 8 concurrent writers.
-func BenchmarkWriteBatch100(b *testing.B) {
-	s := storetest.Open(b, b.TempDir(), nil)
-	defer storetest.Close(b, s)
-	batch := make([]event.Candidate, 100)
-	for i := range batch {
-		batch[i] = event.Candidate{Source: "https://bench", Subject: fmt.Sprintf("/bench/batch/%d", i%10), Type: "io.example.bench", Data: benchData}
-	}
-	b.SetParallelism(4)
+// benchWrites measures durable writes of batch per request from
+// parallelism × GOMAXPROCS concurrent writers (group commit gathers them).
+func benchWrites(b *testing.B, s *store.Store, batch []event.Candidate, parallelism int) {
+	b.SetParallelism(parallelism)
 	b.ReportAllocs()
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
@@ -51,6 +26,32 @@ func BenchmarkWriteBatch100(b *testing.B) {
 		}
 	})
 	b.ReportMetric(float64(b.N*len(batch))/b.Elapsed().Seconds(), "events/s")
+}
+
+// batchOf returns 100 candidates of eventType on 10 subjects.
+func batchOf(eventType string) []event.Candidate {
+	batch := make([]event.Candidate, 100)
+	for i := range batch {
+		batch[i] = event.Candidate{Source: "https://bench", Subject: fmt.Sprintf("/bench/batch/%d", i%10), Type: eventType, Data: benchData}
+	}
+	return batch
+}
+
+// BenchmarkWriteSingle measures durable writes of one event per request
+// from 64 concurrent writers.
+func BenchmarkWriteSingle(b *testing.B) {
+	s := storetest.Open(b, b.TempDir(), nil)
+	defer storetest.Close(b, s)
+	single := []event.Candidate{{Source: "https://bench", Subject: "/bench/single", Type: "io.example.bench", Data: benchData}}
+	benchWrites(b, s, single, 32)
+}
+
+// BenchmarkWriteBatch100 measures durable writes of 100 events per request
+// from 8 concurrent writers.
+func BenchmarkWriteBatch100(b *testing.B) {
+	s := storetest.Open(b, b.TempDir(), nil)
+	defer storetest.Close(b, s)
+	benchWrites(b, s, batchOf("io.example.bench"), 4)
 }
 
 // BenchmarkWriteBatch100Schema is BenchmarkWriteBatch100 on a type bound to
@@ -65,21 +66,7 @@ func BenchmarkWriteBatch100Schema(b *testing.B) {
 	if err := s.RegisterSchema(context.Background(), "io.example.validated", sch); err != nil {
 		b.Fatal(err)
 	}
-	batch := make([]event.Candidate, 100)
-	for i := range batch {
-		batch[i] = event.Candidate{Source: "https://bench", Subject: fmt.Sprintf("/bench/batch/%d", i%10), Type: "io.example.validated", Data: benchData}
-	}
-	b.SetParallelism(4)
-	b.ReportAllocs()
-	b.ResetTimer()
-	b.RunParallel(func(pb *testing.PB) {
-		for pb.Next() {
-			if _, err := s.Write(context.Background(), batch, nil); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.ReportMetric(float64(b.N*len(batch))/b.Elapsed().Seconds(), "events/s")
+	benchWrites(b, s, batchOf("io.example.validated"), 4)
 }
 
 // BenchmarkReadSubject measures reading one subject of 100,000 events that
