@@ -238,35 +238,3 @@ func (s *sliceRecords) Next() bool {
 }
 func (s *sliceRecords) Record() event.Record { return s.records[s.pos-1] }
 func (s *sliceRecords) Close() error         { return s.err }
-
-func TestPrefetcherKeepsItsBatches(t *testing.T) {
-	pf := newPrefetcher(event.NewEmitter(nil))
-	records := make([]event.Record, 1000)
-	for i := range records {
-		records[i] = event.Record{ID: uint64(i), JSON: []byte(`{"id":"` + fmt.Sprint(i) + `","hash":"` + strings.Repeat("a", 64) + `"`)}
-	}
-	for round := 0; round < 50; round++ {
-		p := pf.start(&sliceRecords{records: records})
-		n := 0
-		for b := range p.batches() {
-			_ = b.lines(func(id uint64, line []byte) error {
-				if id != uint64(n) || !strings.HasPrefix(string(line), `{"type":"event","payload":{"id":"`+fmt.Sprint(n)+`"`) {
-					t.Fatalf("line %d: %d %s", n, id, line)
-				}
-				n++
-				return nil
-			})
-			p.recycle(b)
-			if round%2 == 1 && n > 300 {
-				break // a reader that stops early
-			}
-		}
-		p.stop()
-		if round%2 == 0 && n != len(records) {
-			t.Fatalf("round %d: %d lines", round, n)
-		}
-		if got := len(pf.free); got != prefetchBatches {
-			t.Fatalf("round %d: %d of %d batches back", round, got, prefetchBatches)
-		}
-	}
-}

@@ -100,14 +100,11 @@ func (a *API) readEventTypes(w http.ResponseWriter, r *http.Request) {
 		httpkit.WriteError(w, httpkit.Errorf(http.StatusInternalServerError, "internal error: storage read failed"))
 		return
 	}
-	stream := httpkit.StartStream(w)
+	stream := a.startStream(w, r)
 	var payload []byte
 	for _, et := range types {
-		if r.Context().Err() != nil {
-			return
-		}
 		payload = appendEventType(payload[:0], et)
-		if err := stream.Line("eventType", payload); err != nil {
+		if err := stream.line("eventType", payload); err != nil {
 			return
 		}
 	}

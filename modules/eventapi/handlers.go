@@ -1,11 +1,12 @@
 package eventapi
 
 import (
-	"errors"
+	"context"
 	"net/http"
 
 	"go.uber.org/zap"
 
+	"github.com/eventstore-service/eventstore/modules/event"
 	"github.com/eventstore-service/eventstore/modules/httpkit"
 	"github.com/eventstore-service/eventstore/modules/jsonscan"
 	"github.com/eventstore-service/eventstore/modules/store"
@@ -76,53 +77,49 @@ func (a *API) readEvents(w http.ResponseWriter, r *http.Request) {
 		httpkit.WriteError(w, httpkit.Errorf(http.StatusInternalServerError, "internal error: storage read failed"))
 		return
 	}
-	stream := httpkit.StartStream(w)
-	sent, _ := a.streamEvents(r, stream, newPrefetcher(a.emitter), it, nil)
+	sent, _ := a.streamEvents(a.startStream(w, r), newLinePipe(), it, nil)
 	a.metrics.eventsRead.WithLabelValues("read-events").Add(float64(sent))
 }
 
-// streamEvents writes an event line per record, formatted ahead by a
-// prefetcher, until the iterator ends (ok), the client leaves, or the
-// service stops (which gets the final error line); a read failure gets an
-// error line too. onSent, unless nil, learns the id of every event sent.
-func (a *API) streamEvents(r *http.Request, stream *httpkit.Stream, pf *prefetcher, it store.RecordIterator, onSent func(id uint64)) (sent int, ok bool) {
-	p := pf.start(it)
-	defer p.stop()
-	for b := range p.batches() {
-		err := b.lines(func(id uint64, line []byte) error {
-			select {
-			case <-r.Context().Done():
-				return r.Context().Err()
-			case <-a.stopping:
-				stream.Error(httpkit.ErrShuttingDown.Message)
-				return errStreamEnded
-			default:
-			}
-			if err := stream.WriteLine(line); err != nil {
+// streamEvents writes an event line per record of it, formatted ahead in a
+// goroutine of its own, until the iterator ends (ok), the client leaves or
+// the service stops; a read failure ends the stream with an error line.
+// sent, unless nil, learns the id of every event written.
+func (a *API) streamEvents(s *lineStream, p *linePipe, it store.RecordIterator, sent func(id uint64)) (n int, ok bool) {
+	readErr, ended := s.pump(p, func(ctx context.Context, put putFunc) error {
+		defer it.Close()
+		var line []byte
+		for it.Next() {
+			line = a.appendEventLine(line[:0], it.Record())
+			if err := put(it.Record().ID, line); err != nil {
 				return err
 			}
-			sent++
-			if onSent != nil {
-				onSent(id)
-			}
-			return nil
-		})
-		readErr := b.err
-		p.recycle(b)
-		if err != nil {
-			return sent, false
 		}
-		if readErr != nil {
-			a.log.Error("read failed", zap.Error(readErr))
-			stream.Error("internal error: storage read failed")
-			return sent, false
+		return it.Close()
+	}, false, func(id uint64) {
+		n++
+		if sent != nil {
+			sent(id)
 		}
+	})
+	if ended != nil {
+		return n, false
 	}
-	return sent, true
+	if readErr != nil {
+		a.log.Error("read failed", zap.Error(readErr))
+		s.Error("internal error: storage read failed")
+		return n, false
+	}
+	return n, true
 }
 
-// errStreamEnded stops a stream that has written its final line.
-var errStreamEnded = errors.New("stream ended")
+// appendEventLine appends the event line of r: the event is formatted in
+// place, without a copy through a payload buffer.
+func (a *API) appendEventLine(dst []byte, r event.Record) []byte {
+	dst = append(dst, `{"type":"event","payload":`...)
+	dst = a.emitter.Append(dst, r)
+	return append(dst, '}', '\n')
+}
 
 // readSubjects is POST /api/v1/read-subjects: an NDJSON stream of subject lines.
 func (a *API) readSubjects(w http.ResponseWriter, r *http.Request) {
@@ -137,14 +134,11 @@ func (a *API) readSubjects(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	it := a.store.Subjects(base)
-	stream := httpkit.StartStream(w)
+	stream := a.startStream(w, r)
 	var payload []byte
 	for it.Next() {
-		if r.Context().Err() != nil {
-			break
-		}
 		payload = jsonscan.AppendString(append(payload[:0], `{"subject":`...), it.Value())
-		if err := stream.Line("subject", append(payload, '}')); err != nil {
+		if err := stream.line("subject", append(payload, '}')); err != nil {
 			break
 		}
 	}

@@ -15,9 +15,6 @@ import (
 // ObserveEventsPath is the path of the live stream of events.
 const ObserveEventsPath = "/api/v1/observe-events"
 
-// HeartbeatInterval is the idle time after which a stream sends a heartbeat.
-const HeartbeatInterval = time.Second
-
 // ObserveOptions select the events of an observer.
 type ObserveOptions struct {
 	Subject   string
@@ -82,12 +79,12 @@ func (a *API) observeEvents(w http.ResponseWriter, r *http.Request) {
 		httpkit.WriteError(w, err)
 		return
 	}
-	stream := httpkit.StartStream(w)
+	stream := a.startStream(w, r)
 	a.metrics.observers.Inc()
 	defer a.metrics.observers.Dec()
 
 	liveFrom := a.store.Durable() // events from here on count as live
-	o := observer{api: a, r: r, stream: stream, opts: opts, liveFrom: liveFrom, lines: newPrefetcher(a.emitter)}
+	o := observer{api: a, stream: stream, opts: opts, liveFrom: liveFrom, pipe: newLinePipe()}
 	if err := o.start(); err != nil {
 		a.log.Error("observe failed", zap.Error(err))
 		stream.Error("internal error: storage read failed")
@@ -99,14 +96,13 @@ func (a *API) observeEvents(w http.ResponseWriter, r *http.Request) {
 // observer is the state of one observe stream.
 type observer struct {
 	api      *API
-	r        *http.Request
-	stream   *httpkit.Stream
+	stream   *lineStream
 	opts     ObserveOptions
 	liveFrom uint64
-	lines    *prefetcher // the stream's line batches, reused by every catch-up
-	line     []byte      // scratch of inline catch-ups
-	position uint64      // the next id to consider
-	waiting  bool        // for the first event of opts.FromLatest
+	pipe     *linePipe // of large catch-ups, reused by each
+	line     []byte    // scratch of inline catch-ups
+	position uint64    // the next id to consider
+	waiting  bool      // for the first event of opts.FromLatest
 }
 
 // start sets the first position from the options.
@@ -156,13 +152,13 @@ func (o *observer) follow() {
 		select {
 		case <-changed:
 		case <-heartbeat.C:
-			if o.stream.Line("heartbeat", []byte("{}")) != nil {
+			if o.stream.heartbeat() != nil {
 				return
 			}
 			heartbeat.Reset(HeartbeatInterval)
-		case <-o.r.Context().Done():
+		case <-o.stream.ctx.Done():
 			return
-		case <-o.api.stopping:
+		case <-o.stream.stopping:
 			o.stream.Error(httpkit.ErrShuttingDown.Message)
 			return
 		}
@@ -201,7 +197,7 @@ func (o *observer) catchUp(durable uint64) (ok bool, err error) {
 	if durable-o.position <= inlineCatchUp {
 		sent, ok, err = o.streamInline(it, countLive)
 	} else {
-		sent, ok = o.api.streamEvents(o.r, o.stream, o.lines, it, countLive)
+		sent, ok = o.api.streamEvents(o.stream, o.pipe, it, countLive)
 	}
 	o.api.metrics.eventsRead.WithLabelValues("observe-events").Add(float64(sent))
 	o.api.metrics.observeSent.Add(float64(live))
@@ -213,26 +209,16 @@ func (o *observer) catchUp(durable uint64) (ok bool, err error) {
 // ones are formatted ahead by the stream's prefetcher.
 const inlineCatchUp = 64
 
-// streamInline writes the few events of it without a prefetch goroutine:
+// streamInline writes the few events of it without a producer goroutine:
 // the usual case of an observer following the head.
-func (o *observer) streamInline(it store.RecordIterator, onSent func(id uint64)) (sent int, ok bool, err error) {
+func (o *observer) streamInline(it store.RecordIterator, sent func(id uint64)) (n int, ok bool, err error) {
 	for it.Next() {
-		select {
-		case <-o.r.Context().Done():
-			return sent, false, it.Close()
-		case <-o.api.stopping:
-			o.stream.Error(httpkit.ErrShuttingDown.Message)
-			return sent, false, it.Close()
-		default:
+		o.line = o.api.appendEventLine(o.line[:0], it.Record())
+		if err := o.stream.send(o.line); err != nil {
+			return n, false, it.Close()
 		}
-		o.line = append(o.line[:0], `{"type":"event","payload":`...)
-		o.line = o.api.emitter.Append(o.line, it.Record())
-		o.line = append(o.line, '}', '\n')
-		if err := o.stream.WriteLine(o.line); err != nil {
-			return sent, false, it.Close()
-		}
-		sent++
-		onSent(it.Record().ID)
+		n++
+		sent(it.Record().ID)
 	}
-	return sent, true, it.Close()
+	return n, true, it.Close()
 }

@@ -30,14 +30,20 @@ func StartStream(w http.ResponseWriter) *Stream {
 	return s
 }
 
+// AppendLine appends the line {"type":lineType,"payload":payload} with its
+// newline to dst; payload must be compact JSON.
+func AppendLine(dst []byte, lineType string, payload []byte) []byte {
+	dst = append(dst, `{"type":"`...)
+	dst = append(dst, lineType...)
+	dst = append(dst, `","payload":`...)
+	dst = append(dst, payload...)
+	return append(dst, '}', '\n')
+}
+
 // Line writes the line {"type":lineType,"payload":payload}; payload must be
 // compact JSON. It fails when the client is gone or too slow.
 func (s *Stream) Line(lineType string, payload []byte) error {
-	s.buf = append(s.buf[:0], `{"type":"`...)
-	s.buf = append(s.buf, lineType...)
-	s.buf = append(s.buf, `","payload":`...)
-	s.buf = append(s.buf, payload...)
-	s.buf = append(s.buf, '}', '\n')
+	s.buf = AppendLine(s.buf[:0], lineType, payload)
 	return s.WriteLine(s.buf)
 }
 
