@@ -32,8 +32,11 @@ type Build struct {
 type Listener struct {
 	// Enabled tells whether the listener is opened at all.
 	Enabled bool
-	// Port is the TCP port; 0 picks a free port.
+	// Port is the TCP port; 0 picks a free port, shared by all Addresses.
 	Port int
+	// Addresses are the IP addresses (without brackets) and host names the
+	// listener binds to; none means all interfaces.
+	Addresses []string
 }
 
 // Config is the validated configuration of `eventstore run`.
@@ -99,6 +102,12 @@ func Load(src Source) (Config, error) {
 		return Config{}, err
 	}
 	if err := cfg.checkListeners(); err != nil {
+		return Config{}, err
+	}
+	if cfg.HTTP.Addresses, err = parseAddresses(FlagHTTPAddress, FlagHTTPPort, src.String(FlagHTTPAddress)); err != nil {
+		return Config{}, err
+	}
+	if cfg.HTTPS.Addresses, err = parseAddresses(FlagHTTPSAddress, FlagHTTPSPort, src.String(FlagHTTPSAddress)); err != nil {
 		return Config{}, err
 	}
 	if cfg.HTTPS.Enabled {

@@ -9,6 +9,7 @@ import (
 	"encoding/pem"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -55,7 +56,7 @@ func TestLoadDefaults(t *testing.T) {
 		EventQLPreconditionTimeout: 5 * time.Second,
 	}
 	if cfg.APIToken != want.APIToken || cfg.DataDirectoryTemporary != want.DataDirectoryTemporary ||
-		cfg.HTTP != want.HTTP || cfg.HTTPS != want.HTTPS || cfg.LogLevel != want.LogLevel ||
+		!reflect.DeepEqual(cfg.HTTP, want.HTTP) || !reflect.DeepEqual(cfg.HTTPS, want.HTTPS) || cfg.LogLevel != want.LogLevel ||
 		cfg.ShutdownTimeout != want.ShutdownTimeout || cfg.ShutdownDrainPeriod != 0 ||
 		cfg.MaxRequestSize != want.MaxRequestSize || cfg.MaxEventSize != want.MaxEventSize ||
 		cfg.EventQLMemoryLimit != want.EventQLMemoryLimit || cfg.EventQLPreconditionTimeout != want.EventQLPreconditionTimeout ||

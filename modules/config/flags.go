@@ -15,8 +15,10 @@ const (
 	FlagDataDirectoryTemporary     = "data-directory-temporary"
 	FlagHTTPEnabled                = "http-enabled"
 	FlagHTTPPort                   = "http-port"
+	FlagHTTPAddress                = "http-address"
 	FlagHTTPSEnabled               = "https-enabled"
 	FlagHTTPSPort                  = "https-port"
+	FlagHTTPSAddress               = "https-address"
 	FlagHTTPSCertificateFile       = "https-certificate-file"
 	FlagHTTPSPrivateKeyFile        = "https-private-key-file"
 	FlagWithUI                     = "with-ui"
@@ -47,8 +49,10 @@ func Flags() []cli.Flag {
 		&cli.BoolFlag{Name: FlagDataDirectoryTemporary, EnvVars: env(FlagDataDirectoryTemporary), Usage: "use a new temporary data directory, removed on shutdown"},
 		&cli.BoolFlag{Name: FlagHTTPEnabled, EnvVars: env(FlagHTTPEnabled), Usage: "serve plain HTTP (development and trusted networks only)"},
 		&cli.IntFlag{Name: FlagHTTPPort, EnvVars: env(FlagHTTPPort), Value: 3000, Usage: "port of the HTTP listener (0 picks a free port)"},
+		&cli.StringFlag{Name: FlagHTTPAddress, EnvVars: env(FlagHTTPAddress), Usage: "comma-separated IP addresses or host names the HTTP listener binds to (default: all interfaces)"},
 		&cli.BoolFlag{Name: FlagHTTPSEnabled, EnvVars: env(FlagHTTPSEnabled), Value: true, Usage: "serve HTTPS; --https-enabled=false needs no certificate or key"},
 		&cli.IntFlag{Name: FlagHTTPSPort, EnvVars: env(FlagHTTPSPort), Value: 4000, Usage: "port of the HTTPS listener (0 picks a free port)"},
+		&cli.StringFlag{Name: FlagHTTPSAddress, EnvVars: env(FlagHTTPSAddress), Usage: "comma-separated IP addresses or host names the HTTPS listener binds to (default: all interfaces)"},
 		&cli.StringFlag{Name: FlagHTTPSCertificateFile, EnvVars: env(FlagHTTPSCertificateFile), Usage: "PEM certificate chain of the HTTPS listener"},
 		&cli.StringFlag{Name: FlagHTTPSPrivateKeyFile, EnvVars: env(FlagHTTPSPrivateKeyFile), Usage: "PEM private key of the HTTPS listener"},
 		&cli.BoolFlag{Name: FlagWithUI, EnvVars: env(FlagWithUI), Usage: "serve the management UI at /"},

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/netip"
 	"strconv"
+	"sync"
 	"time"
 
 	"go.uber.org/zap"
@@ -29,33 +31,42 @@ type Server struct {
 	cfg       config.Config
 	log       *zap.Logger
 	handler   http.Handler
+	lookup    lookupFunc
 	listeners []*listener
 }
 
+// listener is one configured listener (HTTP or HTTPS): one server on a socket
+// at each of its addresses, all with the same port.
 type listener struct {
-	scheme string
-	srv    *http.Server
-	ln     net.Listener
-	done   chan struct{}
+	scheme  string
+	srv     *http.Server
+	sockets []net.Listener
+	// urls name the sockets, e.g. "http://127.0.0.1:3000".
+	urls []string
+	done sync.WaitGroup
 }
 
 // New returns a Server for the listeners enabled in cfg.
 func New(cfg config.Config, log *zap.Logger, handler http.Handler) *Server {
-	return &Server{cfg: cfg, log: log, handler: handler}
+	lookup := func(ctx context.Context, host string) ([]netip.Addr, error) {
+		return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+	}
+	return &Server{cfg: cfg, log: log, handler: handler, lookup: lookup}
 }
 
-// Start opens the enabled listeners and serves on them. If one cannot be
-// opened, the others are closed again and the error names the address.
-func (s *Server) Start(context.Context) error {
+// Start opens the enabled listeners and serves on them. If an address cannot
+// be resolved or bound, the listeners opened so far are closed again and the
+// error names the address.
+func (s *Server) Start(ctx context.Context) error {
 	if s.cfg.HTTP.Enabled {
-		if err := s.listen("http", s.cfg.HTTP.Port, nil); err != nil {
+		if err := s.listen(ctx, "http", s.cfg.HTTP, nil); err != nil {
 			return err
 		}
 		s.log.Warn("plain HTTP enabled", zap.Int("port", s.listeners[len(s.listeners)-1].port()))
 	}
 	if s.cfg.HTTPS.Enabled {
 		tlsConfig := &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{*s.cfg.Certificate}}
-		if err := s.listen("https", s.cfg.HTTPS.Port, tlsConfig); err != nil {
+		if err := s.listen(ctx, "https", s.cfg.HTTPS, tlsConfig); err != nil {
 			_ = s.Stop(context.Background())
 			return err
 		}
@@ -63,8 +74,12 @@ func (s *Server) Start(context.Context) error {
 	return nil
 }
 
-func (s *Server) listen(scheme string, port int, tlsConfig *tls.Config) error {
-	ln, err := net.Listen("tcp", ":"+strconv.Itoa(port))
+func (s *Server) listen(ctx context.Context, scheme string, cfg config.Listener, tlsConfig *tls.Config) error {
+	ips, err := resolve(ctx, s.lookup, cfg.Addresses)
+	if err != nil {
+		return fmt.Errorf("open %s listener: %w", scheme, err)
+	}
+	sockets, err := bind(ips, cfg.Port)
 	if err != nil {
 		return fmt.Errorf("open %s listener: %w", scheme, err)
 	}
@@ -79,7 +94,9 @@ func (s *Server) listen(scheme string, port int, tlsConfig *tls.Config) error {
 	// malformed requests) here: diagnostics, hence DEBUG.
 	stdLog, err := zap.NewStdLogAt(s.log, zapcore.DebugLevel)
 	if err != nil {
-		ln.Close()
+		for _, ln := range sockets {
+			_ = ln.Close()
+		}
 		return err
 	}
 	srv := &http.Server{
@@ -91,21 +108,41 @@ func (s *Server) listen(scheme string, port int, tlsConfig *tls.Config) error {
 		Protocols:         protocols,
 		ErrorLog:          stdLog,
 	}
-	l := &listener{scheme: scheme, srv: srv, ln: ln, done: make(chan struct{})}
+	l := &listener{scheme: scheme, srv: srv, sockets: sockets}
+	for _, ln := range sockets {
+		l.urls = append(l.urls, socketURL(scheme, ln, len(ips) == 0))
+	}
 	s.listeners = append(s.listeners, l)
-	go func() {
-		defer close(l.done)
-		var err error
-		if tlsConfig != nil {
-			err = srv.ServeTLS(ln, "", "")
-		} else {
-			err = srv.Serve(ln)
-		}
-		if err != nil && !errors.Is(err, http.ErrServerClosed) {
-			s.log.Error("listener failed", zap.String("listener", l.address()), zap.Error(err))
-		}
-	}()
+	for i, ln := range sockets {
+		l.done.Add(1)
+		go func() {
+			defer l.done.Done()
+			var err error
+			if tlsConfig != nil {
+				err = srv.ServeTLS(ln, "", "")
+			} else {
+				err = srv.Serve(ln)
+			}
+			if err != nil && !errors.Is(err, http.ErrServerClosed) {
+				s.log.Error("listener failed", zap.String("listener", l.urls[i]), zap.Error(err))
+			}
+		}()
+	}
 	return nil
+}
+
+// socketURL names a bound socket, e.g. "http://[::1]:3000"; a socket on all
+// interfaces is named by 0.0.0.0.
+func socketURL(scheme string, ln net.Listener, allInterfaces bool) string {
+	addr := ln.Addr().(*net.TCPAddr)
+	host := addr.IP.String()
+	if allInterfaces {
+		host = "0.0.0.0"
+	}
+	if addr.Zone != "" {
+		host += "%" + addr.Zone
+	}
+	return scheme + "://" + net.JoinHostPort(host, strconv.Itoa(addr.Port))
 }
 
 // Stop closes the listeners and waits for in-flight requests until ctx ends;
@@ -117,28 +154,23 @@ func (s *Server) Stop(ctx context.Context) error {
 			errs = append(errs, fmt.Errorf("shut down %s listener: %w", l.scheme, err))
 			_ = l.srv.Close()
 		}
-		<-l.done
+		l.done.Wait()
 	}
 	s.listeners = nil
 	return errors.Join(errs...)
 }
 
-// Listeners returns the URLs of the open listeners, e.g. "http://0.0.0.0:3000".
+// Listeners returns the URLs of the open sockets, e.g. "http://0.0.0.0:3000"
+// for all interfaces or "http://127.0.0.1:3000" and "http://[::1]:3000".
 func (s *Server) Listeners() []string {
-	urls := make([]string, 0, len(s.listeners))
+	urls := []string{}
 	for _, l := range s.listeners {
-		urls = append(urls, l.address())
+		urls = append(urls, l.urls...)
 	}
 	return urls
 }
 
+// port is the port all sockets of the listener share.
 func (l *listener) port() int {
-	if addr, ok := l.ln.Addr().(*net.TCPAddr); ok {
-		return addr.Port
-	}
-	return 0
-}
-
-func (l *listener) address() string {
-	return l.scheme + "://0.0.0.0:" + strconv.Itoa(l.port())
+	return l.sockets[0].Addr().(*net.TCPAddr).Port
 }
