@@ -1,5 +1,3 @@
-// Command eventstore is the event-sourcing database: `eventstore run` serves
-// it, `eventstore version` describes the binary.
 package main
 
 import (

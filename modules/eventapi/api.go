@@ -1,7 +1,3 @@
-// Package eventapi serves the event endpoints of the HTTP API: it decodes
-// requests into the store's terms, calls the store, and encodes the answer
-// (JSON, or NDJSON streams of one flushed line per write). It holds no
-// storage logic.
 package eventapi
 
 import (

@@ -1,8 +1,3 @@
-// Package layering holds the import rules of the repository, with the
-// reason for each, and the test that fails when a package breaks them:
-// packages sit in layers, lowest first, and import only their own layer and
-// the layers below; the engine imports no HTTP, wiring, metrics or flags;
-// only module.go files and the binary import fx.
 package layering
 
 import (

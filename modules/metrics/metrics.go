@@ -1,8 +1,3 @@
-// Package metrics holds the service's private Prometheus registry: the Go
-// and process collectors, eventstore_build_info and the HTTP request
-// metrics. Other modules register their own metrics on the same registry.
-// Labels never carry subjects, types, ids, paths or tokens: HTTP metrics are
-// labelled by route template.
 package metrics
 
 import (

@@ -1,5 +1,3 @@
-// Package storetest starts and stops stores for the tests of the packages
-// that build on the storage engine: one helper instead of one per package.
 package storetest
 
 import (
