@@ -15,12 +15,7 @@ func TestUsageErrors(t *testing.T) {
 	dir := t.TempDir()
 	empty := harness.WriteFile(t, dir, "empty-token", "  \n")
 	dev := []string{"--data-directory-temporary", "--http-enabled", "--https-enabled=false"}
-	cases := []struct {
-		name string
-		args []string
-		env  []string
-		want string
-	}{
+	cases := []usageCase{
 		{"no command", nil, nil, "a command is required"},
 		{"unknown command", []string{"serve"}, nil, `unknown command "serve"`},
 		{"unknown flag", append([]string{"run", "--api-token=x", "--bogus"}, dev...), nil, "unknown flag --bogus"},
@@ -40,6 +35,20 @@ func TestUsageErrors(t *testing.T) {
 		{"zero precondition timeout", append([]string{"run", "--api-token=x"}, dev...), []string{"EVENTSTORE_EVENTQL_PRECONDITION_TIMEOUT=0s"}, "--eventql-precondition-timeout must be greater than 0"},
 		{"unreadable signing key", append([]string{"run", "--api-token=x", "--signing-key-file=" + filepath.Join(dir, "missing.pem")}, dev...), nil, "--signing-key-file"},
 	}
+	expectUsageErrors(t, cases)
+}
+
+// usageCase is a command line that must be refused as a usage error: exit
+// 2, nothing started, one line on stderr containing want.
+type usageCase struct {
+	name string
+	args []string
+	env  []string // KEY=value
+	want string
+}
+
+func expectUsageErrors(t *testing.T, cases []usageCase) {
+	t.Helper()
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, kv := range tc.env {

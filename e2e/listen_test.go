@@ -231,12 +231,7 @@ func TestListenHTTPSAddressFromEnvironment(t *testing.T) {
 }
 
 func TestListenUsageErrors(t *testing.T) {
-	cases := []struct {
-		name string
-		args []string
-		env  []string
-		want string
-	}{
+	cases := []usageCase{
 		{"empty element", devOn("127.0.0.1,"), nil, `--http-address has an empty element in "127.0.0.1,"`},
 		{"port inside", devOn("127.0.0.1:80"), nil, `--http-address: "127.0.0.1:80" contains a port; give the port with --http-port`},
 		{"IPv6 with port", devOn("[::1]:3000"), nil, `"[::1]:3000" contains a port`},
@@ -244,24 +239,7 @@ func TestListenUsageErrors(t *testing.T) {
 		{"URL", devOn("http://127.0.0.1"), nil, "is not an IP address or host name"},
 		{"from the environment", harness.Dev(), []string{"EVENTSTORE_HTTPS_ADDRESS=::1,,127.0.0.1"}, "--https-address has an empty element"},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			for _, kv := range tc.env {
-				k, v, _ := strings.Cut(kv, "=")
-				t.Setenv(k, v)
-			}
-			code, stdout, stderr := harness.Run(t, bin, 10*time.Second, tc.args...)
-			if code != 2 {
-				t.Fatalf("exit code %d, want 2 (stderr %q)", code, stderr)
-			}
-			if stdout != "" {
-				t.Fatalf("a usage error started something: stdout %q", stdout)
-			}
-			if !strings.HasPrefix(stderr, "eventstore: ") || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, tc.want) {
-				t.Fatalf("stderr %q, want one line starting with \"eventstore: \" containing %q", stderr, tc.want)
-			}
-		})
-	}
+	expectUsageErrors(t, cases)
 }
 
 func TestListenUnbindableAddress(t *testing.T) {
