@@ -22,49 +22,6 @@ const (
 	MaxGroupEvents = 50_000
 )
 
-// PreconditionKind names a precondition type.
-type PreconditionKind int
-
-// Precondition types.
-const (
-	// SubjectPristine holds when no event has exactly the subject.
-	SubjectPristine PreconditionKind = iota + 1
-	// SubjectPopulated holds when an event has exactly the subject.
-	SubjectPopulated
-	// SubjectOnEventID holds when the latest event of exactly the subject has the id.
-	SubjectOnEventID
-	// ConditionHolds holds when the precondition's Condition holds.
-	ConditionHolds
-)
-
-// Precondition is a condition a write requires of the committed events.
-type Precondition struct {
-	Kind    PreconditionKind
-	Subject string
-	EventID uint64
-	// Condition is evaluated for ConditionHolds.
-	Condition Condition
-}
-
-// Condition is a precondition the writer evaluates on the state a write
-// sees: the committed events plus the earlier writes of its commit group,
-// not the write's own events. It runs inside the single writer, so it must
-// bound its own running time. An error makes the write fail with an
-// *InvalidPreconditionError.
-type Condition interface {
-	Holds(ctx context.Context, state *View) (bool, error)
-}
-
-// InvalidPreconditionError tells that a Condition could not be decided.
-type InvalidPreconditionError struct {
-	Err error
-}
-
-func (e *InvalidPreconditionError) Error() string { return "invalid precondition: " + e.Err.Error() }
-
-// Unwrap returns the condition's error.
-func (e *InvalidPreconditionError) Unwrap() error { return e.Err }
-
 // Store is the event store. Create it with New, open it and run its writer
 // with Start, and end it with Close.
 type Store struct {
@@ -88,12 +45,15 @@ type Store struct {
 	schemas *registry // the committed schemas by event type
 
 	head Head // owned by the writer goroutine
+
+	conditionRounds int // ConditionRounds; tests change it
 }
 
 // writeRequest is a write, or a schema registration, waiting for the writer.
 type writeRequest struct {
 	candidates    []event.Candidate
 	preconditions []Precondition
+	verdicts      []verdict     // of the query preconditions, by index; nil: the writer evaluates them
 	schemaVersion uint64        // of the registry the candidates were validated against
 	register      *registration // set for a registration instead of a write
 	enqueued      time.Time
@@ -126,15 +86,16 @@ func New(open Opener, log *zap.Logger, rec Recorder) *Store {
 		rec = nopRecorder{}
 	}
 	s := &Store{
-		open:    open,
-		log:     log,
-		rec:     rec,
-		now:     time.Now,
-		queue:   make(chan *writeRequest, QueueLength),
-		stop:    make(chan struct{}),
-		stopped: make(chan struct{}),
-		recent:  newWindow(),
-		schemas: newRegistry(),
+		open:            open,
+		log:             log,
+		rec:             rec,
+		conditionRounds: ConditionRounds,
+		now:             time.Now,
+		queue:           make(chan *writeRequest, QueueLength),
+		stop:            make(chan struct{}),
+		stopped:         make(chan struct{}),
+		recent:          newWindow(),
+		schemas:         newRegistry(),
 	}
 	changed := make(chan struct{})
 	s.changed.Store(&changed)
@@ -266,7 +227,9 @@ func (s *Store) Failure() *FailureError { return s.failure.Load() }
 
 // Write appends candidates atomically if each matches the schema of its
 // type and every precondition holds, and returns their records once they
-// are durable. It fails with a *CandidateConflictError,
+// are durable. Query preconditions are evaluated here, in the caller's
+// goroutine, on the state durable now; the writer only checks that nothing
+// they read has changed since (see decideConditions). It fails with a *CandidateConflictError,
 // ErrPreconditionFailed, an *InvalidPreconditionError, ErrClosed, a
 // *FailureError, or ctx's error while
 // waiting for a place in the queue (then nothing was written).
@@ -280,12 +243,19 @@ func (s *Store) Write(ctx context.Context, candidates []event.Candidate, precond
 	if err := validateCandidates(candidates, s.schemas.get); err != nil {
 		return nil, err
 	}
-	w := &writeRequest{candidates: candidates, preconditions: preconditions, schemaVersion: version, done: make(chan struct{})}
-	if err := s.enqueue(ctx, w); err != nil {
-		return nil, err
+	for round := 1; ; round++ {
+		w := &writeRequest{candidates: candidates, preconditions: preconditions, schemaVersion: version, done: make(chan struct{})}
+		if err := s.decideConditions(ctx, w, round); err != nil {
+			return nil, err
+		}
+		if err := s.enqueue(ctx, w); err != nil {
+			return nil, err
+		}
+		<-w.done // once queued, the outcome is decided by the writer, not the caller
+		if w.err != errStaleVerdict {
+			return w.records, w.err
+		}
 	}
-	<-w.done // once queued, the outcome is decided by the writer, not the caller
-	return w.records, w.err
 }
 
 func (s *Store) enqueue(ctx context.Context, w *writeRequest) error {

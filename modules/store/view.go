@@ -19,13 +19,17 @@ type View struct {
 	pending    []Written                 // the group's earlier writes: ids count, count+1, …
 	schemas    map[string]*schema.Schema // committed schemas
 	registered map[string]*schema.Schema // registered earlier in the group
+	// schemaVersion is the registry's version read before schemas was
+	// copied: a later version may have changed them.
+	schemaVersion uint64
 }
 
 // View returns the state durable now. It stays the same however the log
 // grows; reads through it see nothing written later.
 func (s *Store) View() *View {
 	count := s.Durable()
-	return &View{backend: s.backend, recent: s.recent, count: count, schemas: s.schemas.snapshot()}
+	version := s.schemas.version.Load()
+	return &View{backend: s.backend, recent: s.recent, count: count, schemas: s.schemas.snapshot(), schemaVersion: version}
 }
 
 // Count returns the number of events in the view.

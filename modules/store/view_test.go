@@ -107,13 +107,16 @@ func TestViewIsASnapshot(t *testing.T) {
 	}
 }
 
-// conditionFunc adapts a function to store.Condition.
+// conditionFunc adapts a function to store.Condition, affected by every write.
 type conditionFunc func(ctx context.Context, v *store.View) (bool, error)
 
 func (f conditionFunc) Holds(ctx context.Context, v *store.View) (bool, error) { return f(ctx, v) }
+func (f conditionFunc) Affects(store.Written) bool                             { return true }
+func (f conditionFunc) ReadsSchemas() bool                                     { return true }
 
 func TestConditionSeesPendingWritesOfItsGroup(t *testing.T) {
-	s := libraryStore(t) // events 0..6
+	s := libraryStore(t)           // events 0..6
+	store.SetConditionRounds(s, 0) // evaluated in the writer, on the group's state
 	entered, gate := make(chan struct{}), make(chan struct{})
 	blocker := conditionFunc(func(context.Context, *store.View) (bool, error) {
 		close(entered)

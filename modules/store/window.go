@@ -81,6 +81,22 @@ func (w *window) scan(s Scan) ([]event.Record, bool) {
 	return out, true
 }
 
+// any reports whether fn is true for a record with an id from from to
+// to-1; covered is false when the window does not hold all of them.
+func (w *window) any(from, to uint64, fn func(Written) bool) (found, covered bool) {
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	if w.count == 0 || from < w.first || to > w.first+uint64(w.count) {
+		return false, false
+	}
+	for id := from; id < to; id++ {
+		if fn(w.entries[(w.start+int(id-w.first))%len(w.entries)]) {
+			return true, true
+		}
+	}
+	return false, true
+}
+
 // matches reports whether the scan selects the written record.
 func (s Scan) matches(w Written) bool {
 	switch {

@@ -1,9 +1,7 @@
 package store
 
 import (
-	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"go.uber.org/zap"
@@ -162,7 +160,7 @@ func (s *Store) check(w *writeRequest, g *groupState) error {
 			return err
 		}
 	}
-	return s.checkPreconditions(w.preconditions, g)
+	return s.checkPreconditions(w, g)
 }
 
 // seal gives the candidates of an accepted write their ids, times and
@@ -228,44 +226,6 @@ func (s *Store) checkRegistration(r *registration, g *groupState) error {
 			if err := validateRecord(w.Record, r.schema); err != nil {
 				return err
 			}
-		}
-	}
-	return nil
-}
-
-// checkPreconditions evaluates preconditions against the committed events
-// and the group's earlier writes.
-func (s *Store) checkPreconditions(preconditions []Precondition, g *groupState) error {
-	for _, p := range preconditions {
-		if p.Kind == ConditionHolds {
-			view := &View{backend: s.backend, recent: s.recent, count: s.head.Count, pending: g.written,
-				schemas: s.schemas.snapshot(), registered: g.registered}
-			holds, err := p.Condition.Holds(context.Background(), view)
-			if err != nil {
-				return &InvalidPreconditionError{Err: err}
-			}
-			if !holds {
-				return ErrPreconditionFailed
-			}
-			continue
-		}
-		latest, found, err := s.latest(p.Subject, g)
-		if err != nil {
-			return newFailureError(err)
-		}
-		var holds bool
-		switch p.Kind {
-		case SubjectPristine:
-			holds = !found
-		case SubjectPopulated:
-			holds = found
-		case SubjectOnEventID:
-			holds = found && latest == p.EventID
-		default:
-			return fmt.Errorf("unknown precondition kind %d", p.Kind)
-		}
-		if !holds {
-			return ErrPreconditionFailed
 		}
 	}
 	return nil

@@ -143,3 +143,9 @@ func NewCondition(program *eventql.Program, emitter *event.Emitter, opts eventql
 func (c *Condition) Holds(ctx context.Context, state *store.View) (bool, error) {
 	return c.program.Holds(ctx, New(state, c.emitter), c.opts)
 }
+
+// Affects reports whether writing w could change the program's verdict.
+func (c *Condition) Affects(store.Written) bool { return true }
+
+// ReadsSchemas reports whether the program reads registered schemas.
+func (c *Condition) ReadsSchemas() bool { return true }

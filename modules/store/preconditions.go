@@ -1,0 +1,178 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// PreconditionKind names a precondition type.
+type PreconditionKind int
+
+// Precondition types.
+const (
+	// SubjectPristine holds when no event has exactly the subject.
+	SubjectPristine PreconditionKind = iota + 1
+	// SubjectPopulated holds when an event has exactly the subject.
+	SubjectPopulated
+	// SubjectOnEventID holds when the latest event of exactly the subject has the id.
+	SubjectOnEventID
+	// ConditionHolds holds when the precondition's Condition holds.
+	ConditionHolds
+)
+
+// Precondition is a condition a write requires of the committed events.
+type Precondition struct {
+	Kind    PreconditionKind
+	Subject string
+	EventID uint64
+	// Condition is evaluated for ConditionHolds.
+	Condition Condition
+}
+
+// Condition is a precondition decided by a query over the state a write
+// commits on: the committed events plus the earlier writes of its commit
+// group, not the write's own events. An error makes the write fail with an
+// *InvalidPreconditionError. Holds must bound its own running time.
+//
+// The store evaluates a Condition outside the writer, on the state durable
+// when the write arrives, and the writer accepts that verdict only if no
+// event committed since, and none written earlier in the group, is one the
+// condition is affected by; otherwise the condition is evaluated again.
+type Condition interface {
+	// Holds evaluates the condition on state.
+	Holds(ctx context.Context, state *View) (bool, error)
+	// Affects reports whether writing w could change what Holds decides:
+	// whether w is among the events the condition reads. It is called by
+	// the writer, so it must be quick; when in doubt it answers true.
+	Affects(w Written) bool
+	// ReadsSchemas reports whether the condition reads the registered
+	// schemas, which a registration then changes.
+	ReadsSchemas() bool
+}
+
+// InvalidPreconditionError tells that a Condition could not be decided.
+type InvalidPreconditionError struct {
+	Err error
+}
+
+func (e *InvalidPreconditionError) Error() string { return "invalid precondition: " + e.Err.Error() }
+
+// Unwrap returns the condition's error.
+func (e *InvalidPreconditionError) Unwrap() error { return e.Err }
+
+// ConditionRounds is how often a write's query preconditions are evaluated
+// outside the writer before, under a steady stream of writes into what they
+// read, the writer evaluates them itself on the exact state it commits on.
+const ConditionRounds = 3
+
+// errStaleVerdict sends a write back to its caller for another round: a
+// verdict it carries was made on a state that has changed where it reads.
+var errStaleVerdict = errors.New("stale precondition verdict")
+
+// verdict is what a query precondition decided on a snapshot.
+type verdict struct {
+	holds   bool
+	err     error
+	count   uint64 // events in the snapshot
+	schemas uint64 // schema registry version, read before the snapshot
+}
+
+// decideConditions evaluates the query preconditions of w on the state
+// durable now, in the caller's goroutine, unless this round is the one the
+// writer evaluates them in. It fails only when ctx ends.
+func (s *Store) decideConditions(ctx context.Context, w *writeRequest, round int) error {
+	if round > s.conditionRounds {
+		return nil
+	}
+	var view *View
+	for i, p := range w.preconditions {
+		if p.Kind != ConditionHolds {
+			continue
+		}
+		if view == nil {
+			w.verdicts = make([]verdict, len(w.preconditions))
+			view = s.View()
+		}
+		holds, err := p.Condition.Holds(ctx, view)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		w.verdicts[i] = verdict{holds: holds, err: err, count: view.count, schemas: view.schemaVersion}
+	}
+	return nil
+}
+
+// checkPreconditions decides the preconditions of w, in order, against the
+// committed events and the group's earlier writes.
+func (s *Store) checkPreconditions(w *writeRequest, g *groupState) error {
+	for i, p := range w.preconditions {
+		var (
+			holds bool
+			err   error
+		)
+		switch p.Kind {
+		case ConditionHolds:
+			holds, err = s.checkCondition(p.Condition, w.verdicts, i, g)
+		case SubjectPristine, SubjectPopulated, SubjectOnEventID:
+			latest, found, err := s.latest(p.Subject, g)
+			if err != nil {
+				return newFailureError(err)
+			}
+			holds = p.Kind == SubjectPristine && !found || p.Kind == SubjectPopulated && found ||
+				p.Kind == SubjectOnEventID && found && latest == p.EventID
+		default:
+			return fmt.Errorf("unknown precondition kind %d", p.Kind)
+		}
+		if err != nil {
+			return err
+		}
+		if !holds {
+			return ErrPreconditionFailed
+		}
+	}
+	return nil
+}
+
+// checkCondition takes the verdict made outside the writer if it still
+// stands, sends the write back if it does not, and evaluates the condition
+// here when the write has had its rounds.
+func (s *Store) checkCondition(c Condition, verdicts []verdict, i int, g *groupState) (bool, error) {
+	if verdicts == nil {
+		view := &View{backend: s.backend, recent: s.recent, count: s.head.Count, pending: g.written,
+			schemas: s.schemas.snapshot(), registered: g.registered}
+		holds, err := c.Holds(context.Background(), view)
+		if err != nil {
+			return false, &InvalidPreconditionError{Err: err}
+		}
+		return holds, nil
+	}
+	v := verdicts[i]
+	if !s.stands(v, c, g) {
+		return false, errStaleVerdict
+	}
+	if v.err != nil {
+		return false, &InvalidPreconditionError{Err: v.err}
+	}
+	return v.holds, nil
+}
+
+// stands reports whether a verdict made on an earlier state holds for the
+// state the group commits on: nothing the condition reads has changed.
+func (s *Store) stands(v verdict, c Condition, g *groupState) bool {
+	if c.ReadsSchemas() && (v.schemas != s.schemas.version.Load() || len(g.registered) > 0) {
+		return false
+	}
+	if v.count < s.head.Count {
+		affected, covered := s.recent.any(v.count, s.head.Count, c.Affects)
+		if affected || !covered {
+			return false
+		}
+	}
+	for _, w := range g.written {
+		if c.Affects(w) {
+			return false
+		}
+	}
+	return true
+}
