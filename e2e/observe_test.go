@@ -367,6 +367,45 @@ func TestObserversEndOnShutdown(t *testing.T) {
 	}
 }
 
+func TestStuckConsumerDoesNotHoldTheShutdown(t *testing.T) {
+	inst := harness.Start(t, bin, harness.Dev("--shutdown-drain-period=1s")...)
+	// An observer that never reads, and a reader that does.
+	stuck, err := dialObserve(inst, `{"subject":"/","options":{"recursive":true}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stuck.Close()
+	reading := observe(t, inst, `{"subject":"/stuck","options":{"recursive":true}}`)
+	// Enough events to fill the stuck connection's socket buffers, so that
+	// its handler blocks in a write.
+	payload := strings.Repeat("p", 4000)
+	for i := 0; i < 20; i++ {
+		var parts []string
+		for j := 0; j < 500; j++ {
+			parts = append(parts, fmt.Sprintf(`{"source":"https://x","subject":"/stuck/%d","type":"io.example.stuck","data":{"pad":%q}}`, j%3, payload))
+		}
+		mustWrite(t, inst, `{"events":[`+strings.Join(parts, ",")+`]}`)
+	}
+	reading.events(t, 10_000, 20*time.Second)
+	time.Sleep(500 * time.Millisecond) // the stuck handler is in a write by now
+
+	start := time.Now()
+	inst.Signal(syscall.SIGTERM)
+	if code := inst.Wait(30 * time.Second); code != 0 {
+		t.Fatalf("exit code %d with a consumer that does not read", code)
+	}
+	if took := time.Since(start); took > 2500*time.Millisecond {
+		t.Fatalf("shutdown took %s with a 1 s drain: a consumer that does not read held it up", took)
+	}
+	var last string
+	for l := range reading.lines {
+		last = l.raw
+	}
+	if last != `{"type":"error","payload":{"error":"service unavailable: shutting down"}}`+"\n" {
+		t.Fatalf("the reading observer's last line %q", last)
+	}
+}
+
 func TestObserverGoroutinesAreReleased(t *testing.T) {
 	inst := harness.Start(t, bin, harness.Dev()...)
 	mustWrite(t, inst, candidates("/a", "io.example.x"))

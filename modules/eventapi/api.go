@@ -1,6 +1,7 @@
 package eventapi
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"sync"
@@ -31,7 +32,7 @@ type API struct {
 	emitter      *event.Emitter
 	events       *envelope.Builder
 	maxEventSize int64
-	stopping     <-chan struct{}
+	stopping     context.Context
 	metrics      *Metrics
 	log          *zap.Logger
 	eventql      QueryLimits
@@ -42,9 +43,9 @@ type API struct {
 type Options struct {
 	// MaxEventSize limits the canonical data of one event.
 	MaxEventSize int64
-	// Stopping is closed when the service's stop phase begins; open streams
-	// end with a final error line then.
-	Stopping <-chan struct{}
+	// Stopping is done when the service's stop phase begins; open streams
+	// end with a final error line then. Nil never stops.
+	Stopping context.Context
 	// EventQL limits queries and query preconditions.
 	EventQL QueryLimits
 }
@@ -60,6 +61,9 @@ type QueryLimits struct {
 // New returns the API over s, emitting events with emitter and management
 // events with events.
 func New(s *store.Store, emitter *event.Emitter, events *envelope.Builder, metrics *Metrics, log *zap.Logger, opts Options) *API {
+	if opts.Stopping == nil {
+		opts.Stopping = context.Background() // never stops
+	}
 	a := &API{store: s, emitter: emitter, events: events, maxEventSize: opts.MaxEventSize, stopping: opts.Stopping,
 		metrics: metrics, log: log, eventql: opts.EventQL}
 	a.scanners.New = func() any { return jsonscan.New(nil) }

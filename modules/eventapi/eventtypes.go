@@ -101,6 +101,7 @@ func (a *API) readEventTypes(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	stream := a.startStream(w, r)
+	defer stream.end()
 	var payload []byte
 	for _, et := range types {
 		payload = appendEventType(payload[:0], et)

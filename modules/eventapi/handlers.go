@@ -77,7 +77,9 @@ func (a *API) readEvents(w http.ResponseWriter, r *http.Request) {
 		httpkit.WriteError(w, httpkit.Errorf(http.StatusInternalServerError, "internal error: storage read failed"))
 		return
 	}
-	sent, _ := a.streamEvents(a.startStream(w, r), newLinePipe(), it, nil)
+	stream := a.startStream(w, r)
+	defer stream.end()
+	sent, _ := a.streamEvents(stream, newLinePipe(), it, nil)
 	a.metrics.eventsRead.WithLabelValues("read-events").Add(float64(sent))
 }
 
@@ -135,6 +137,7 @@ func (a *API) readSubjects(w http.ResponseWriter, r *http.Request) {
 	}
 	it := a.store.Subjects(base)
 	stream := a.startStream(w, r)
+	defer stream.end()
 	var payload []byte
 	for it.Next() {
 		payload = jsonscan.AppendString(append(payload[:0], `{"subject":`...), it.Value())

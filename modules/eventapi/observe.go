@@ -80,6 +80,7 @@ func (a *API) observeEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	stream := a.startStream(w, r)
+	defer stream.end()
 	a.metrics.observers.Inc()
 	defer a.metrics.observers.Dec()
 

@@ -67,6 +67,7 @@ func (a *API) runEventQLQuery(w http.ResponseWriter, r *http.Request) {
 func (a *API) streamQuery(w http.ResponseWriter, r *http.Request, program *eventql.Program) string {
 	view := a.store.View()
 	stream := a.startStream(w, r)
+	defer stream.end()
 	var stats eventql.Stats
 	runErr, ended := stream.pump(newLinePipe(), func(ctx context.Context, put putFunc) error {
 		var (

@@ -24,12 +24,24 @@ type lineStream struct {
 	*httpkit.Stream
 	ctx      context.Context
 	stopping <-chan struct{}
-	buf      []byte // scratch of line
+	unwatch  func() bool // ends the watch for the stop
+	buf      []byte      // scratch of line
 }
 
-// startStream sends the stream's status and headers.
+// startStream sends the stream's status and headers. From the stop on, a
+// write that has not reached the client within httpkit.StopGrace gives up,
+// so a client that stopped reading cannot hold the shutdown. The handler
+// must call end when it is done with the stream.
 func (a *API) startStream(w http.ResponseWriter, r *http.Request) *lineStream {
-	return &lineStream{Stream: httpkit.StartStream(w), ctx: r.Context(), stopping: a.stopping}
+	s := &lineStream{Stream: httpkit.StartStream(w), ctx: r.Context(), stopping: a.stopping.Done()}
+	s.unwatch = context.AfterFunc(a.stopping, func() { s.EndBy(time.Now().Add(httpkit.StopGrace)) })
+	return s
+}
+
+// end releases the stream when its handler is done.
+func (s *lineStream) end() {
+	s.unwatch()
+	s.Finish()
 }
 
 // send writes one complete line (ending in a newline). It fails with the

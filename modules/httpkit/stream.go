@@ -2,6 +2,7 @@ package httpkit
 
 import (
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/eventstore-service/eventstore/modules/jsonscan"
@@ -9,6 +10,11 @@ import (
 
 // LineWriteTimeout is the time each NDJSON line has to reach the client.
 const LineWriteTimeout = 60 * time.Second
+
+// StopGrace is how long a stream has for its last line once the service
+// stops: a client that does not read by then loses the connection, so that
+// no client holds the shutdown up.
+const StopGrace = 500 * time.Millisecond
 
 // Stream writes an NDJSON response: every line is one compact JSON object
 // {"type":...,"payload":...} written with a single Write and flushed at
@@ -18,6 +24,10 @@ type Stream struct {
 	w   http.ResponseWriter
 	rc  *http.ResponseController
 	buf []byte
+
+	mu       sync.Mutex
+	endBy    time.Time // when set, no write outlasts it
+	finished bool      // the handler is done with the response
 }
 
 // StartStream sends status 200 with the NDJSON content type and flushes the
@@ -50,11 +60,37 @@ func (s *Stream) Line(lineType string, payload []byte) error {
 // WriteLine writes one complete line (ending in a newline), formatted by
 // the caller, with a single write, and flushes it.
 func (s *Stream) WriteLine(line []byte) error {
-	_ = s.rc.SetWriteDeadline(time.Now().Add(LineWriteTimeout))
+	deadline := time.Now().Add(LineWriteTimeout)
+	s.mu.Lock()
+	if !s.endBy.IsZero() && s.endBy.Before(deadline) {
+		deadline = s.endBy
+	}
+	s.mu.Unlock()
+	_ = s.rc.SetWriteDeadline(deadline)
 	if _, err := s.w.Write(line); err != nil {
 		return err
 	}
 	return s.rc.Flush()
+}
+
+// EndBy makes the write in progress, and every later one, give up at t. It
+// may be called from another goroutine, also after Finish (then it does
+// nothing).
+func (s *Stream) EndBy(t time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.finished {
+		return
+	}
+	s.endBy = t
+	_ = s.rc.SetWriteDeadline(t)
+}
+
+// Finish tells the stream that its handler is done with the response.
+func (s *Stream) Finish() {
+	s.mu.Lock()
+	s.finished = true
+	s.mu.Unlock()
 }
 
 // Error writes the final error line of a stream.

@@ -160,7 +160,7 @@ func TestStateTransitions(t *testing.T) {
 		t.Fatalf("after BeginShutdown: %s", s.Phase())
 	}
 	select {
-	case <-s.Stopping():
+	case <-s.Stopping().Done():
 		t.Fatal("Stopping closed before the drain ended")
 	default:
 	}
@@ -172,7 +172,7 @@ func TestStateTransitions(t *testing.T) {
 		t.Fatalf("Drain returned after %s, before the drain period", waited)
 	}
 	select {
-	case <-s.Stopping():
+	case <-s.Stopping().Done():
 	default:
 		t.Fatal("Stopping not closed after the drain")
 	}
@@ -190,7 +190,7 @@ func TestDrainEndsWithContext(t *testing.T) {
 		t.Fatalf("Drain with a cancelled context: %v", err)
 	}
 	select {
-	case <-s.Stopping():
+	case <-s.Stopping().Done():
 	default:
 		t.Fatal("Stopping not closed after a cancelled drain")
 	}

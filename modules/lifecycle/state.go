@@ -38,13 +38,14 @@ func (p Phase) String() string {
 type State struct {
 	phase        atomic.Int32
 	shutdownOnce sync.Once
-	stoppingOnce sync.Once
-	stopping     chan struct{}
+	stopping     context.Context
+	stop         context.CancelFunc
 }
 
 // NewState returns a State in the phase Starting.
 func NewState() *State {
-	return &State{stopping: make(chan struct{})}
+	stopping, stop := context.WithCancel(context.Background())
+	return &State{stopping: stopping, stop: stop}
 }
 
 // Phase returns the current phase.
@@ -53,8 +54,8 @@ func (s *State) Phase() Phase { return Phase(s.phase.Load()) }
 // ShuttingDown reports whether shutdown has begun (or is over).
 func (s *State) ShuttingDown() bool { return s.Phase() >= ShuttingDown }
 
-// Stopping is closed when the stop phase begins: open streams end then.
-func (s *State) Stopping() <-chan struct{} { return s.stopping }
+// Stopping is done when the stop phase begins: open streams end then.
+func (s *State) Stopping() context.Context { return s.stopping }
 
 // MarkRunning enters Running; it has no effect once shutdown has begun.
 func (s *State) MarkRunning() {
@@ -77,7 +78,7 @@ func (s *State) BeginShutdown() {
 // and then begins the stop phase by closing Stopping.
 func (s *State) Drain(ctx context.Context, d time.Duration) error {
 	s.BeginShutdown()
-	defer s.stoppingOnce.Do(func() { close(s.stopping) })
+	defer s.stop()
 	if d <= 0 {
 		return nil
 	}
