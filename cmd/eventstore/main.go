@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -117,7 +118,7 @@ func runService(c *cli.Context) error {
 	}
 	log := logging.New(cfg.LogLevel)
 	defer func() { _ = log.Sync() }()
-	tuneGC()
+	tuneRuntime(cfg)
 
 	var runner *lifecycle.Runner
 	app := fx.New(
@@ -148,26 +149,42 @@ func runService(c *cli.Context) error {
 // defaultGCPercent is the garbage collector's target unless GOGC is set:
 // the live heap of the service is small and its allocation rate high, so
 // collecting at 5× the live heap instead of 2× saves about 15% of the CPU of
-// a write for a few tens of MiB of memory (docs/performance.md).
+// a write (docs/performance.md); the memory limit bounds the heap anyway.
 const defaultGCPercent = 400
 
-func tuneGC() {
+// tuneRuntime sets the garbage collector's target unless GOGC is set, and
+// the Go soft memory limit from --memory-limit (or the cgroup) unless
+// GOMEMLIMIT is set: the process's limit less what Pebble allocates outside
+// the Go heap when the binary is built with cgo.
+func tuneRuntime(cfg config.Config) {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(defaultGCPercent)
 	}
+	if cfg.MemoryLimit > 0 && cfg.MemorySource != config.MemoryFromGOMEMLIMIT {
+		limit := cfg.MemoryLimit
+		if buildSetting("CGO_ENABLED") == "1" {
+			limit -= storage.PebbleOffHeap(cfg.MemoryLimit)
+		}
+		debug.SetMemoryLimit(limit)
+	}
+}
+
+// buildSetting returns a setting the binary was built with, or "".
+func buildSetting(key string) string {
+	if info, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range info.Settings {
+			if s.Key == key {
+				return s.Value
+			}
+		}
+	}
+	return ""
 }
 
 func buildInfo() config.Build {
 	b := config.Build{Version: version, Revision: revision, GoVersion: runtime.Version()}
 	if b.Revision == "" {
-		b.Revision = "unknown"
-		if info, ok := debug.ReadBuildInfo(); ok {
-			for _, s := range info.Settings {
-				if s.Key == "vcs.revision" {
-					b.Revision = s.Value
-				}
-			}
-		}
+		b.Revision = cmp.Or(buildSetting("vcs.revision"), "unknown")
 	}
 	return b
 }

@@ -67,6 +67,16 @@ type Config struct {
 	EventQLMemoryLimit int64
 	// EventQLPreconditionTimeout limits the evaluation of one isEventQlQueryTrue precondition.
 	EventQLPreconditionTimeout time.Duration
+	// EventQLQueryTimeout limits one run-eventql-query.
+	EventQLQueryTimeout time.Duration
+	// MemoryLimit is the memory the process may use in bytes, 0 for no limit;
+	// MemorySource tells where it came from (MemoryFrom…, MemoryUnlimited).
+	MemoryLimit  int64
+	MemorySource string
+	// MaxStreams bounds the open read, observe, subject and event-type streams.
+	MaxStreams int
+	// MaxQueries bounds the EventQL queries running at once.
+	MaxQueries int
 }
 
 // Source is what Load reads flag values from; *cli.Context satisfies it.
@@ -89,6 +99,9 @@ func Load(src Source) (Config, error) {
 		ShutdownDrainPeriod:        src.Duration(FlagShutdownDrainPeriod),
 		ShutdownTimeout:            src.Duration(FlagShutdownTimeout),
 		EventQLPreconditionTimeout: src.Duration(FlagEventQLPreconditionTimeout),
+		EventQLQueryTimeout:        src.Duration(FlagEventQLQueryTimeout),
+		MaxStreams:                 src.Int(FlagMaxStreams),
+		MaxQueries:                 src.Int(FlagMaxQueries),
 	}
 	var err error
 	if cfg.APIToken, err = loadToken(src.String(FlagAPIToken), src.String(FlagAPITokenFile)); err != nil {
@@ -126,6 +139,7 @@ func Load(src Source) (Config, error) {
 		{FlagShutdownDrainPeriod, cfg.ShutdownDrainPeriod},
 		{FlagShutdownTimeout, cfg.ShutdownTimeout},
 		{FlagEventQLPreconditionTimeout, cfg.EventQLPreconditionTimeout},
+		{FlagEventQLQueryTimeout, cfg.EventQLQueryTimeout},
 	} {
 		if d.value < 0 {
 			return Config{}, fmt.Errorf("--%s must not be negative, got %s", d.flag, d.value)
@@ -146,8 +160,24 @@ func Load(src Source) (Config, error) {
 	if cfg.EventQLMemoryLimit < 1<<10 {
 		return Config{}, fmt.Errorf("--%s must be at least 1KiB, got %s", FlagEventQLMemoryLimit, src.String(FlagEventQLMemoryLimit))
 	}
-	if cfg.EventQLPreconditionTimeout == 0 {
-		return Config{}, fmt.Errorf("--%s must be greater than 0", FlagEventQLPreconditionTimeout)
+	for _, d := range []struct {
+		flag  string
+		value time.Duration
+	}{{FlagEventQLPreconditionTimeout, cfg.EventQLPreconditionTimeout}, {FlagEventQLQueryTimeout, cfg.EventQLQueryTimeout}} {
+		if d.value == 0 {
+			return Config{}, fmt.Errorf("--%s must be greater than 0", d.flag)
+		}
+	}
+	for _, n := range []struct {
+		flag  string
+		value int
+	}{{FlagMaxStreams, cfg.MaxStreams}, {FlagMaxQueries, cfg.MaxQueries}} {
+		if n.value < 1 {
+			return Config{}, fmt.Errorf("--%s must be at least 1, got %d", n.flag, n.value)
+		}
+	}
+	if cfg.MemoryLimit, cfg.MemorySource, err = resolveMemoryLimit(src.String(FlagMemoryLimit), systemMemoryEnv()); err != nil {
+		return Config{}, err
 	}
 	return cfg, nil
 }

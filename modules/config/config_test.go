@@ -60,6 +60,7 @@ func TestLoadDefaults(t *testing.T) {
 		cfg.ShutdownTimeout != want.ShutdownTimeout || cfg.ShutdownDrainPeriod != 0 ||
 		cfg.MaxRequestSize != want.MaxRequestSize || cfg.MaxEventSize != want.MaxEventSize ||
 		cfg.EventQLMemoryLimit != want.EventQLMemoryLimit || cfg.EventQLPreconditionTimeout != want.EventQLPreconditionTimeout ||
+		cfg.EventQLQueryTimeout != time.Minute || cfg.MaxStreams != 4096 || cfg.MaxQueries != 8 ||
 		cfg.WithUI || cfg.SigningKey != nil || cfg.Certificate != nil {
 		t.Fatalf("defaults:\n got %+v\nwant %+v", cfg, want)
 	}
@@ -129,6 +130,11 @@ func TestLoadRejects(t *testing.T) {
 		{"tiny query memory", append([]string{"--eventql-memory-limit=1000"}, withToken...), "--eventql-memory-limit must be at least 1KiB, got 1000"},
 		{"zero precondition timeout", append([]string{"--eventql-precondition-timeout=0s"}, withToken...), "--eventql-precondition-timeout must be greater than 0"},
 		{"negative precondition timeout", append([]string{"--eventql-precondition-timeout=-1s"}, withToken...), "--eventql-precondition-timeout must not be negative"},
+		{"zero query timeout", append([]string{"--eventql-query-timeout=0s"}, withToken...), "--eventql-query-timeout must be greater than 0"},
+		{"no streams", append([]string{"--max-streams=0"}, withToken...), "--max-streams must be at least 1, got 0"},
+		{"negative queries", append([]string{"--max-queries=-2"}, withToken...), "--max-queries must be at least 1, got -2"},
+		{"bad memory limit", append([]string{"--memory-limit=lots"}, withToken...), "--memory-limit: invalid size"},
+		{"tiny memory limit", append([]string{"--memory-limit=1MiB"}, withToken...), "--memory-limit must be at least 64MiB, got 1MiB"},
 		{"wrong signing key type", append([]string{"--signing-key-file=" + rsaLike}, withToken...), "an Ed25519 key is required"},
 		{"signing key not PEM", append([]string{"--signing-key-file=" + emptyFile}, withToken...), "no PEM"},
 	}

@@ -30,6 +30,10 @@ const (
 	FlagMaxEventSize               = "max-event-size"
 	FlagEventQLMemoryLimit         = "eventql-memory-limit"
 	FlagEventQLPreconditionTimeout = "eventql-precondition-timeout"
+	FlagEventQLQueryTimeout        = "eventql-query-timeout"
+	FlagMemoryLimit                = "memory-limit"
+	FlagMaxStreams                 = "max-streams"
+	FlagMaxQueries                 = "max-queries"
 )
 
 // EnvVar returns the environment variable that can set the named flag:
@@ -64,5 +68,9 @@ func Flags() []cli.Flag {
 		&cli.StringFlag{Name: FlagMaxEventSize, EnvVars: env(FlagMaxEventSize), Value: "1MiB", Usage: "largest canonical data of one event (bytes, KiB, MiB, GiB)"},
 		&cli.StringFlag{Name: FlagEventQLMemoryLimit, EnvVars: env(FlagEventQLMemoryLimit), Value: "256MiB", Usage: "memory budget of one query's ORDER BY, GROUP BY and DISTINCT"},
 		&cli.DurationFlag{Name: FlagEventQLPreconditionTimeout, EnvVars: env(FlagEventQLPreconditionTimeout), Value: 5 * time.Second, Usage: "time limit of one isEventQlQueryTrue precondition"},
+		&cli.DurationFlag{Name: FlagEventQLQueryTimeout, EnvVars: env(FlagEventQLQueryTimeout), Value: 60 * time.Second, Usage: "time limit of one run-eventql-query; past it the stream ends with an error line"},
+		&cli.StringFlag{Name: FlagMemoryLimit, EnvVars: env(FlagMemoryLimit), Usage: "memory the process may use (bytes, KiB, MiB, GiB); default: 90% of the cgroup memory limit when there is one, else none; GOMEMLIMIT wins"},
+		&cli.IntFlag{Name: FlagMaxStreams, EnvVars: env(FlagMaxStreams), Value: 4096, Usage: "read, observe, subject and event-type streams open at once; more answer 503"},
+		&cli.IntFlag{Name: FlagMaxQueries, EnvVars: env(FlagMaxQueries), Value: 8, Usage: "EventQL queries running at once (preconditions excluded); more answer 503"},
 	}
 }

@@ -3,6 +3,7 @@ package eventapi
 import (
 	"context"
 	"errors"
+	"math"
 	"net/http"
 	"sync"
 	"syscall"
@@ -36,7 +37,9 @@ type API struct {
 	metrics      *Metrics
 	log          *zap.Logger
 	eventql      QueryLimits
-	scanners     sync.Pool // of *jsonscan.Scanner, whose scratch buffers outlive a request
+	streams      *admission // read, observe, subject and event-type streams
+	queries      *admission // run-eventql-query
+	scanners     sync.Pool  // of *jsonscan.Scanner, whose scratch buffers outlive a request
 }
 
 // Options configure the API.
@@ -48,6 +51,9 @@ type Options struct {
 	Stopping context.Context
 	// EventQL limits queries and query preconditions.
 	EventQL QueryLimits
+	// MaxStreams bounds the open read, observe, subject and event-type
+	// streams; MaxQueries the queries running at once. Zero is no bound.
+	MaxStreams, MaxQueries int
 }
 
 // QueryLimits bound EventQL executions.
@@ -56,6 +62,8 @@ type QueryLimits struct {
 	MemoryLimit int64
 	// PreconditionTimeout bounds one isEventQlQueryTrue evaluation.
 	PreconditionTimeout time.Duration
+	// QueryTimeout bounds one run-eventql-query; zero is no bound.
+	QueryTimeout time.Duration
 }
 
 // New returns the API over s, emitting events with emitter and management
@@ -67,6 +75,14 @@ func New(s *store.Store, emitter *event.Emitter, events *envelope.Builder, metri
 	a := &API{store: s, emitter: emitter, events: events, maxEventSize: opts.MaxEventSize, stopping: opts.Stopping,
 		metrics: metrics, log: log, eventql: opts.EventQL}
 	a.scanners.New = func() any { return jsonscan.New(nil) }
+	unbounded := func(n int) int {
+		if n <= 0 {
+			return math.MaxInt
+		}
+		return n
+	}
+	a.streams = newAdmission(unbounded(opts.MaxStreams), "streams", metrics.streams)
+	a.queries = newAdmission(unbounded(opts.MaxQueries), "queries", metrics.runningQueries)
 	return a
 }
 
@@ -74,23 +90,25 @@ func New(s *store.Store, emitter *event.Emitter, events *envelope.Builder, metri
 func (a *API) Routes() []httpkit.Route {
 	return []httpkit.Route{
 		{Method: http.MethodPost, Path: WriteEventsPath, Handler: http.HandlerFunc(a.writeEvents)},
-		{Method: http.MethodPost, Path: ReadEventsPath, Handler: http.HandlerFunc(a.readEvents)},
-		{Method: http.MethodPost, Path: ObserveEventsPath, Handler: http.HandlerFunc(a.observeEvents)},
-		{Method: http.MethodPost, Path: ReadSubjectsPath, Handler: http.HandlerFunc(a.readSubjects)},
+		{Method: http.MethodPost, Path: ReadEventsPath, Handler: a.streams.admit(a.readEvents)},
+		{Method: http.MethodPost, Path: ObserveEventsPath, Handler: a.streams.admit(a.observeEvents)},
+		{Method: http.MethodPost, Path: ReadSubjectsPath, Handler: a.streams.admit(a.readSubjects)},
 		{Method: http.MethodPost, Path: RegisterEventSchemaPath, Handler: http.HandlerFunc(a.registerEventSchema)},
-		{Method: http.MethodPost, Path: ReadEventTypesPath, Handler: http.HandlerFunc(a.readEventTypes)},
+		{Method: http.MethodPost, Path: ReadEventTypesPath, Handler: a.streams.admit(a.readEventTypes)},
 		{Method: http.MethodPost, Path: ReadEventTypePath, Handler: http.HandlerFunc(a.readEventType)},
-		{Method: http.MethodPost, Path: RunEventQLQueryPath, Handler: http.HandlerFunc(a.runEventQLQuery)},
+		{Method: http.MethodPost, Path: RunEventQLQueryPath, Handler: a.queries.admit(a.runEventQLQuery)},
 	}
 }
 
 // Metrics count the API's requests and events.
 type Metrics struct {
-	writeRequests *prometheus.CounterVec
-	eventsRead    *prometheus.CounterVec
-	observers     prometheus.Gauge
-	observeSent   prometheus.Counter
-	queries       *prometheus.CounterVec
+	writeRequests  *prometheus.CounterVec
+	eventsRead     *prometheus.CounterVec
+	observers      prometheus.Gauge
+	observeSent    prometheus.Counter
+	queries        *prometheus.CounterVec
+	streams        prometheus.Gauge
+	runningQueries prometheus.Gauge
 }
 
 // NewMetrics registers the API metrics on reg.
@@ -106,8 +124,12 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Name: "eventstore_observe_events_sent_total", Help: "Live events delivered to observers (written after the observer started)."}),
 		queries: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "eventstore_eventql_queries_total", Help: "run-eventql-query requests by outcome."}, []string{"result"}),
+		streams: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "eventstore_streams", Help: "Open read-events, observe-events, read-subjects and read-event-types streams (bounded by --max-streams)."}),
+		runningQueries: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "eventstore_eventql_queries_running", Help: "run-eventql-query requests running (bounded by --max-queries)."}),
 	}
-	if err := metrics.Register(reg, m.writeRequests, m.eventsRead, m.observers, m.observeSent, m.queries); err != nil {
+	if err := metrics.Register(reg, m.writeRequests, m.eventsRead, m.observers, m.observeSent, m.queries, m.streams, m.runningQueries); err != nil {
 		return nil, err
 	}
 	return m, nil

@@ -23,7 +23,10 @@ var Module = fx.Module("eventapi",
 			return New(s, e, b, m, log.Named("eventapi"), Options{
 				MaxEventSize: cfg.MaxEventSize,
 				Stopping:     state.Stopping(),
-				EventQL:      QueryLimits{MemoryLimit: cfg.EventQLMemoryLimit, PreconditionTimeout: cfg.EventQLPreconditionTimeout},
+				EventQL: QueryLimits{MemoryLimit: cfg.EventQLMemoryLimit, PreconditionTimeout: cfg.EventQLPreconditionTimeout,
+					QueryTimeout: cfg.EventQLQueryTimeout},
+				MaxStreams: cfg.MaxStreams,
+				MaxQueries: cfg.MaxQueries,
 			})
 		},
 		httpserver.AsRoutes(func(a *API) []httpkit.Route { return a.Routes() }),

@@ -74,7 +74,8 @@ func (a *API) streamQuery(w http.ResponseWriter, r *http.Request, program *event
 			line []byte
 			err  error
 		)
-		stats, err = program.Run(ctx, storedb.New(view, a.emitter), eventql.Options{MemoryLimit: a.eventql.MemoryLimit}, func(v eventql.Value) error {
+		opts := eventql.Options{MemoryLimit: a.eventql.MemoryLimit, TimeLimit: a.eventql.QueryTimeout}
+		stats, err = program.Run(ctx, storedb.New(view, a.emitter), opts, func(v eventql.Value) error {
 			line = append(line[:0], `{"type":"row","payload":`...)
 			line = append(v.AppendJSON(line), '}', '\n')
 			return put(0, line)

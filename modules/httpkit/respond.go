@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 )
 
 // Error is a failure with the status code and plain-text message the client
@@ -14,6 +15,9 @@ type Error struct {
 	Status int
 	// Message is the body without the trailing newline.
 	Message string
+	// RetryAfter, when positive, is sent as the Retry-After header in
+	// seconds: when a client may try again.
+	RetryAfter int
 }
 
 // Error returns the message.
@@ -51,6 +55,9 @@ func WriteError(w http.ResponseWriter, err error) {
 		apiErr = Errorf(http.StatusRequestEntityTooLarge, "request too large: body exceeds the limit of %d bytes", tooLarge.Limit)
 	default:
 		apiErr = ErrUnexpected
+	}
+	if apiErr.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(apiErr.RetryAfter))
 	}
 	http.Error(w, apiErr.Message, apiErr.Status)
 }

@@ -61,6 +61,8 @@ func announceBuild(cfg config.Config, build config.Build) Announcement {
 			zap.String("goVersion", build.GoVersion),
 			zap.Bool("ui", cfg.WithUI),
 			zap.Bool("signing", cfg.SigningKey != nil),
+			zap.Int64("memoryLimit", cfg.MemoryLimit),
+			zap.String("memoryLimitSource", cfg.MemorySource),
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"go.uber.org/fx"
 	"go.uber.org/zap"
 
+	"github.com/eventstore-service/eventstore/modules/config"
 	"github.com/eventstore-service/eventstore/modules/datadir"
 	"github.com/eventstore-service/eventstore/modules/health"
 	"github.com/eventstore-service/eventstore/modules/store"
@@ -21,9 +22,11 @@ var Module = fx.Module("storage",
 	fx.Provide(
 		NewMetrics,
 		fx.Annotate(
-			func(dir *datadir.Dir, log *zap.Logger, m *Metrics) *store.Store {
+			func(cfg config.Config, dir *datadir.Dir, log *zap.Logger, m *Metrics) *store.Store {
+				cache, memtable := PebbleMemory(cfg.MemoryLimit)
 				open := func() (store.Backend, error) {
-					return pebblestore.Open(filepath.Join(dir.Path(), pebblestore.Dir), log.Named("pebble"), pebblestore.Options{})
+					return pebblestore.Open(filepath.Join(dir.Path(), pebblestore.Dir), log.Named("pebble"),
+						pebblestore.Options{CacheSize: cache, MemTableSize: memtable})
 				}
 				return store.New(open, log.Named("store"), m)
 			},

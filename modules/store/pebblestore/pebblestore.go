@@ -28,6 +28,8 @@ type Options struct {
 	ReadOnly bool
 	// CacheSize is the block cache size in bytes; 128 MiB when 0.
 	CacheSize int64
+	// MemTableSize is the size of one memtable in bytes; 64 MiB when 0.
+	MemTableSize int64
 }
 
 // Backend is the Pebble storage backend.
@@ -43,6 +45,9 @@ func Open(dir string, log *zap.Logger, opts Options) (*Backend, error) {
 	if opts.CacheSize == 0 {
 		opts.CacheSize = 128 << 20
 	}
+	if opts.MemTableSize == 0 {
+		opts.MemTableSize = 64 << 20
+	}
 	cache := pebble.NewCache(opts.CacheSize)
 	defer cache.Unref()
 	pebbleOpts := &pebble.Options{
@@ -50,7 +55,7 @@ func Open(dir string, log *zap.Logger, opts Options) (*Backend, error) {
 		Cache:              cache,
 		Logger:             logger{log: log},
 		ReadOnly:           opts.ReadOnly,
-		MemTableSize:       64 << 20,
+		MemTableSize:       uint64(opts.MemTableSize),
 		FormatMajorVersion: pebble.FormatNewest,
 	}
 	if opts.FS == nil {
