@@ -134,25 +134,66 @@ func idText(id int64) string {
 const linearizabilityTimeout = 30 * time.Second
 
 // linearizabilityReport checks history against casModel. It returns "" if
-// the history is linearizable, else a failure message naming the subjects
-// whose history is not and the visualization it wrote into dir.
-func linearizabilityReport(history []porcupine.Operation, dir string) string {
+// the history is linearizable, else a failure message that explains, for the
+// first subjects whose history is not, where the model got stuck, and names
+// the visualization it wrote into artifacts().
+func linearizabilityReport(history []porcupine.Operation, artifacts func() string) string {
 	res, info := porcupine.CheckOperationsVerbose(casModel, history, linearizabilityTimeout)
 	if res == porcupine.Ok {
 		return ""
 	}
+	path := filepath.Join(artifacts(), "linearizability.html")
+	if err := porcupine.VisualizePath(casModel, info, path); err != nil {
+		path += " (not written: " + err.Error() + ")"
+	}
+	if res != porcupine.Illegal {
+		return fmt.Sprintf("checker could not decide within %s whether %d operations are linearizable (%s); visualization: %s", linearizabilityTimeout, len(history), res, path)
+	}
+	parts := casModel.Partition(history)
 	var bad []string
-	for _, part := range casModel.Partition(history) {
-		if porcupine.CheckOperationsTimeout(casModel, part, linearizabilityTimeout) != porcupine.Ok {
-			bad = append(bad, fmt.Sprintf("%s (%d operations)", part[0].Input.(casInput).Subject, len(part)))
+	for p, partials := range info.PartialLinearizationsOperations() {
+		if msg := explainPartition(parts[p], partials); msg != "" {
+			bad = append(bad, msg)
 		}
 	}
-	path := filepath.Join(dir, "linearizability.html")
-	if err := porcupine.VisualizePath(casModel, info, path); err != nil {
-		path = "not written: " + err.Error()
+	if len(bad) > 3 {
+		bad = append(bad[:3], fmt.Sprintf("and %d more subjects", len(bad)-3))
 	}
-	return fmt.Sprintf("checker says %s for %d operations: no order of them is a sequence of compare-and-set steps on each subject's latest event id that also respects real time; subjects without one: %s; visualization: %s",
-		res, len(history), strings.Join(bad, ", "), path)
+	return fmt.Sprintf("%d operations are not linearizable: on some subjects no order of the operations that respects real time is a sequence of compare-and-set steps on the subject's latest event id. %s. Visualization: %s",
+		len(history), strings.Join(bad, "; "), path)
+}
+
+// explainPartition returns "" if the longest legal order porcupine found
+// covers all ops of one subject, else where the model got stuck: the state
+// after that order and the earliest-returning operation left out of it.
+func explainPartition(ops []porcupine.Operation, partials [][]porcupine.Operation) string {
+	var longest []porcupine.Operation
+	for _, l := range partials {
+		if len(l) > len(longest) {
+			longest = l
+		}
+	}
+	if len(longest) == len(ops) {
+		return ""
+	}
+	type key struct {
+		client int
+		call   int64
+	}
+	state, placed := casModel.Init(), map[key]bool{}
+	for _, op := range longest {
+		_, state = casModel.Step(state, op.Input, op.Output)
+		placed[key{op.ClientId, op.Call}] = true
+	}
+	var next porcupine.Operation
+	for _, op := range ops {
+		if !placed[key{op.ClientId, op.Call}] && (next.Input == nil || op.Return < next.Return) {
+			next = op
+		}
+	}
+	return fmt.Sprintf("%s: after %d of %d operations in a legal order the latest id is %s, and none of the %d left can come next, among them client %d's %s (called at %s, returned at %s)",
+		next.Input.(casInput).Subject, len(longest), len(ops), idText(state.(int64)), len(ops)-len(longest),
+		next.ClientId, casModel.DescribeOperation(next.Input, next.Output), time.Duration(next.Call), time.Duration(next.Return))
 }
 
 // artifactDir is where failure artifacts go: $E2E_ARTIFACTS, or a fresh
@@ -235,15 +276,15 @@ func TestLinearizableModel(t *testing.T) {
 
 	// A failing check names the subject and leaves a visualization.
 	dir := t.TempDir()
-	msg := linearizabilityReport(cases[len(cases)-1].history, dir)
+	msg := linearizabilityReport(cases[len(cases)-1].history, func() string { return dir })
 	path := filepath.Join(dir, "linearizability.html")
-	if !strings.Contains(msg, "subjects without one: /b (2 operations)") || !strings.Contains(msg, path) {
-		t.Errorf("report %q does not name subject /b and %s", msg, path)
+	if want := "/b: after 1 of 2 operations in a legal order the latest id is 1, and none of the 1 left can come next, among them client 1's read(/b) -> 0 (called at 2ns, returned at 3ns). Visualization: " + path; !strings.HasSuffix(msg, want) {
+		t.Errorf("report %q does not end in %q", msg, want)
 	}
 	if html, err := os.ReadFile(path); err != nil || !strings.Contains(string(html), "/b") {
 		t.Errorf("visualization %s: %v", path, err)
 	}
-	if msg := linearizabilityReport(cases[0].history, dir); msg != "" {
+	if msg := linearizabilityReport(cases[0].history, t.TempDir); msg != "" {
 		t.Errorf("report on a linearizable history: %q", msg)
 	}
 }
