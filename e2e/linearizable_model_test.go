@@ -106,16 +106,16 @@ var casModel = porcupine.Model{
 		case in.Kind.isRead():
 			return fmt.Sprintf("%s(%s) -> %s", in.Kind, in.Subject, idText(out.Latest))
 		case !out.Written:
-			return fmt.Sprintf("%s -> 409", describeWrite(in))
+			return fmt.Sprintf("%s -> 409", describeInput(in))
 		case out.First == out.Last:
-			return fmt.Sprintf("%s -> %d", describeWrite(in), out.Last)
+			return fmt.Sprintf("%s -> %d", describeInput(in), out.Last)
 		}
-		return fmt.Sprintf("%s -> %d..%d", describeWrite(in), out.First, out.Last)
+		return fmt.Sprintf("%s -> %d..%d", describeInput(in), out.First, out.Last)
 	},
 	DescribeState: func(state any) string { return "latest " + idText(state.(int64)) },
 }
 
-func describeWrite(in casInput) string {
+func describeInput(in casInput) string {
 	if in.Kind == casOnEventID || in.Kind == casOnEventIDQL {
 		return fmt.Sprintf("%s(%s, %d)", in.Kind, in.Subject, in.Expect)
 	}

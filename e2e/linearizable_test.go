@@ -54,6 +54,7 @@ func TestLinearizablePreconditions(t *testing.T) {
 
 	rec := &linRecorder{start: time.Now()}
 	httpClient := &http.Client{Timeout: 20 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: clients}}
+	defer httpClient.CloseIdleConnections()
 	base := inst.URL("http")
 	var wg sync.WaitGroup
 	for id := 0; id < clients; id++ {
@@ -214,7 +215,7 @@ func (c *linClient) step(subject string, n int) {
 	out, events, err := c.do(in, n)
 	ret := c.rec.now()
 	if err != nil {
-		c.rec.fail(fmt.Sprintf("client %d, operation %d, %s: %v", c.id, n, describeWrite(in), err))
+		c.rec.fail(fmt.Sprintf("client %d, operation %d, %s: %v", c.id, n, describeInput(in), err))
 		return
 	}
 	switch {
