@@ -3,6 +3,7 @@ module github.com/eventstore-service/eventstore/e2e
 go 1.26.7
 
 require (
+	github.com/anishathalye/porcupine v1.3.1
 	github.com/chromedp/cdproto v0.0.0-20260714215040-dc233986426f
 	github.com/chromedp/chromedp v0.16.0
 	github.com/eventstore-service/eventstore v0.0.0-00010101000000-000000000000
