@@ -110,6 +110,18 @@ func TestWriteValidation(t *testing.T) {
 	}
 	checkError(t, inst.Do("POST", "/api/v1/write-events", "", "not even json"), 401, "unauthorized")
 	checkError(t, inst.Do("GET", "/api/v1/write-events", harness.Token, ""), 405, "method not allowed: use POST")
+	// Unauthenticated requests never get a redirect, whatever the path.
+	checkError(t, inst.Do("POST", "//api/v1/write-events", "", valid), 401, "unauthorized")
+	checkError(t, inst.Do("POST", "//api/v1/write-events", harness.Token, valid), 404, "not found: unknown route")
+	// Decoder errors speak of JSON, not of Go types.
+	checkError(t, inst.Do("POST", "/api/v1/read-events", harness.Token, `[1]`), 400, "invalid request: malformed JSON: request body must be a JSON object")
+	checkError(t, inst.Do("POST", "/api/v1/read-events", harness.Token, `{"subject":5}`), 400, "invalid request: malformed JSON: field 'subject' must be a string")
+
+	// A huge invalid value is quoted back cut at 100 bytes.
+	big := harness.Start(t, bin, harness.Dev()...)
+	huge := "x" + strings.Repeat("y", 15<<20)
+	checkError(t, big.Do("POST", "/api/v1/write-events", harness.Token, `{"events":[{"source":"https://x","subject":"`+huge+`","type":"io.example.thing","data":{}}]}`),
+		400, "invalid subject: '"+huge[:100]+"…'")
 	if lines := stream(t, inst, "/api/v1/read-events", `{"subject":"/","options":{"recursive":true}}`); len(lines) != 0 {
 		t.Fatalf("rejected writes left %d events", len(lines))
 	}

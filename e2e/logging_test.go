@@ -59,9 +59,11 @@ func TestTokenNeverLogged(t *testing.T) {
 	if len(inst.Logs("api token is shorter than 32 characters")) != 1 {
 		t.Fatal("no warning for a 15-character token")
 	}
+	// Two failures within a few milliseconds: the first is logged, the
+	// second held back (failure lines are rate-limited; the metric counts both).
 	failures := inst.Logs("authentication failed")
-	if len(failures) != 2 {
-		t.Fatalf("want 2 authentication failures, got %d", len(failures))
+	if len(failures) != 1 {
+		t.Fatalf("want 1 authentication failure line, got %d", len(failures))
 	}
 	for _, f := range failures {
 		if f["level"] != "WARN" || f["route"] != "/api/v1/verify-api-token" || f["method"] != "POST" || f["remoteAddr"] == nil {

@@ -4,13 +4,16 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"net/http"
+	"path"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
 	"github.com/eventstore-service/eventstore/modules/httpkit"
+	"github.com/eventstore-service/eventstore/modules/throttle"
 )
 
 // RecommendedTokenLength is the length below which the token draws a warning.
@@ -26,8 +29,13 @@ const (
 type Authenticator struct {
 	digest   [sha256.Size]byte
 	log      *zap.Logger
+	logged   *throttle.Throttle // of the failure log line; the metric counts every failure
 	failures prometheus.Counter
 }
+
+// FailureLogInterval is how often at most a failed authentication is
+// logged; the next line counts those held back in its field suppressed.
+const FailureLogInterval = 10 * time.Second
 
 // New returns an Authenticator for token that counts failures in reg.
 func New(token string, log *zap.Logger, reg prometheus.Registerer) (*Authenticator, error) {
@@ -41,13 +49,17 @@ func New(token string, log *zap.Logger, reg prometheus.Registerer) (*Authenticat
 	if err := reg.Register(failures); err != nil {
 		return nil, err
 	}
-	return &Authenticator{digest: sha256.Sum256([]byte(token)), log: log, failures: failures}, nil
+	return &Authenticator{digest: sha256.Sum256([]byte(token)), log: log, logged: throttle.New(FailureLogInterval), failures: failures}, nil
 }
 
 // Protected reports whether path requires the token: every path under /api/
-// except the public ones.
-func Protected(path string, public map[string]bool) bool {
-	return strings.HasPrefix(path, "/api/") && !public[path]
+// except the public ones, judged on the cleaned path, so that a path like
+// //api/v1/write-events is protected too.
+func Protected(p string, public map[string]bool) bool {
+	if cleaned := path.Clean(p); cleaned != "/api" {
+		p = cleaned
+	}
+	return strings.HasPrefix(p, "/api/") && !public[p]
 }
 
 // Verify reports whether the Authorization header value carries the token,
@@ -83,10 +95,13 @@ func (a *Authenticator) Middleware(next http.Handler, public ...string) http.Han
 			return
 		}
 		a.failures.Inc()
-		a.log.Warn("authentication failed",
-			zap.String("remoteAddr", r.RemoteAddr),
-			zap.String("method", r.Method),
-			zap.String("route", httpkit.RouteOf(r)))
+		if ok, held := a.logged.Allow(); ok {
+			a.log.Warn("authentication failed",
+				zap.String("remoteAddr", r.RemoteAddr),
+				zap.String("method", r.Method),
+				zap.String("route", httpkit.RouteOf(r)),
+				zap.Int("suppressed", held))
+		}
 		challenge := challengeMissing
 		if presented {
 			challenge = challengeInvalid

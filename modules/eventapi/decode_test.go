@@ -71,7 +71,7 @@ func TestDecodeWriteErrors(t *testing.T) {
 		{"eventql static error", `{"events":[` + validEvent + `],"preconditions":[{"type":"isEventQlQueryTrue","payload":{"query":"FROM e IN events WHERE x.id == 1 PROJECT INTO COUNT() == 0"}}]}`, "invalid precondition: 1:24: unknown alias 'x'"},
 		{"eventql empty", `{"events":[` + validEvent + `],"preconditions":[{"type":"isEventQlQueryTrue","payload":{"query":" // nothing"}}]}`, "invalid precondition: empty query"},
 		{"eventql missing", `{"events":[` + validEvent + `],"preconditions":[{"type":"isEventQlQueryTrue","payload":{}}]}`, "invalid precondition: empty query"},
-		{"eventql not a string", `{"events":[` + validEvent + `],"preconditions":[{"type":"isEventQlQueryTrue","payload":{"query":1}}]}`, "invalid precondition: malformed payload: cannot unmarshal number into Go struct field preconditionPayload.query of type string"},
+		{"eventql not a string", `{"events":[` + validEvent + `],"preconditions":[{"type":"isEventQlQueryTrue","payload":{"query":1}}]}`, "invalid precondition: malformed payload: field 'query' must be a string"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -134,7 +134,7 @@ func TestDecodeRead(t *testing.T) {
 		`{"subject":"/","options":{"fromLatestEvent":{"subject":"/a","type":"","ifEventIsMissing":"read-nothing"}}}`:                                                  "invalid event type: ''",
 		`{"subject":"/","options":{"fromLatestEvent":{"subject":"/a","type":"ab.c.d","ifEventIsMissing":"wait-for-event"}}}`:                                          "invalid request: unknown ifEventIsMissing 'wait-for-event', expected 'read-nothing' or 'read-everything'",
 		`{"subject":"/","options":{"lowerBound":{"id":"1","type":"inclusive"},"fromLatestEvent":{"subject":"/a","type":"ab.c.d","ifEventIsMissing":"read-nothing"}}}`: "invalid request: lowerBound and fromLatestEvent cannot be combined",
-		`{"subject":"/","options":{"recursive":"yes"}}`:                                                                                                               "invalid request: malformed JSON: cannot unmarshal string into Go struct field readOptions.recursive of type bool",
+		`{"subject":"/","options":{"recursive":"yes"}}`:                                                                                                               "invalid request: malformed JSON: field 'recursive' must be a boolean",
 	} {
 		_, err := DecodeRead([]byte(body))
 		wantError(t, err, want)
@@ -144,7 +144,7 @@ func TestDecodeRead(t *testing.T) {
 		`{"query":null}`: "invalid query: empty query",
 		`{"query":""}`:   "invalid query: empty query",
 		`{"query":"FROM e IN events WHERE e.id == \"1\""}`: "invalid query: 1:35: expected PROJECT INTO, found end of query",
-		`{"query":1}`: "invalid request: malformed JSON: cannot unmarshal number into Go struct field .query of type string",
+		`{"query":1}`: "invalid request: malformed JSON: field 'query' must be a string",
 	} {
 		_, err := DecodeQuery([]byte(body))
 		wantError(t, err, want)

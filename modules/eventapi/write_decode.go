@@ -188,11 +188,11 @@ func scanData(sc *jsonscan.Scanner, buf []byte) (data []byte, dataErr error, _ [
 func validateCandidate(c *scannedCandidate, maxEventSize int64) error {
 	switch {
 	case !event.ValidSource(c.source):
-		return badRequest("invalid source: '%s'", c.source)
+		return badRequest("invalid source: %s", httpkit.Quote(c.source))
 	case !event.ValidSubject(c.subject):
-		return badRequest("invalid subject: '%s'", c.subject)
+		return badRequest("invalid subject: %s", httpkit.Quote(c.subject))
 	case !event.ValidType(c.eventType):
-		return badRequest("invalid event type: '%s'", c.eventType)
+		return badRequest("invalid event type: %s", httpkit.Quote(c.eventType))
 	case errors.Is(c.dataErr, jsonscan.ErrNotObject) || (c.data == nil && c.dataErr == nil):
 		return badRequest("invalid data: data must be a JSON object")
 	case c.dataErr != nil:
@@ -200,7 +200,7 @@ func validateCandidate(c *scannedCandidate, maxEventSize int64) error {
 	case int64(len(c.data)) > maxEventSize:
 		return badRequest("invalid data: event data exceeds the limit of %d bytes", maxEventSize)
 	case c.traceParent != "" && !event.ValidTraceParent(c.traceParent):
-		return badRequest("invalid traceparent: '%s'", c.traceParent)
+		return badRequest("invalid traceparent: %s", httpkit.Quote(c.traceParent))
 	case c.traceState != "" && c.traceParent == "":
 		return badRequest("invalid tracestate: tracestate requires traceparent")
 	case len(c.traceState) > event.MaxTraceStateLength:
@@ -214,10 +214,8 @@ func decodePreconditions(raw []byte, condition ConditionFunc) ([]store.Precondit
 		return nil, nil
 	}
 	var wire []wirePrecondition
-	if len(raw) > 0 {
-		if err := json.Unmarshal(raw, &wire); err != nil {
-			return nil, badRequest("invalid request: malformed JSON: %s", strings.TrimPrefix(err.Error(), "json: "))
-		}
+	if err := json.Unmarshal(raw, &wire); err != nil {
+		return nil, badRequest("invalid request: malformed JSON: %s", httpkit.DescribeJSONError(err, "preconditions"))
 	}
 	preconditions := make([]store.Precondition, 0, len(wire))
 	for _, p := range wire {
@@ -238,14 +236,14 @@ func decodePrecondition(p wirePrecondition, condition ConditionFunc) (store.Prec
 	}
 	kind, known := kinds[p.Type]
 	if !known && p.Type != "isEventQlQueryTrue" {
-		return store.Precondition{}, badRequest("invalid precondition: unknown type '%s'", p.Type)
+		return store.Precondition{}, badRequest("invalid precondition: unknown type %s", httpkit.Quote(p.Type))
 	}
 	if len(p.Payload) == 0 || string(p.Payload) == "null" {
 		return store.Precondition{}, badRequest("invalid precondition: missing payload")
 	}
 	var payload preconditionPayload
 	if err := json.Unmarshal(p.Payload, &payload); err != nil {
-		return store.Precondition{}, badRequest("invalid precondition: malformed payload: %s", strings.TrimPrefix(err.Error(), "json: "))
+		return store.Precondition{}, badRequest("invalid precondition: malformed payload: %s", httpkit.DescribeJSONError(err, "payload"))
 	}
 	if p.Type == "isEventQlQueryTrue" {
 		program, err := eventql.Compile(deref(payload.Query))
@@ -256,13 +254,13 @@ func decodePrecondition(p wirePrecondition, condition ConditionFunc) (store.Prec
 	}
 	subject := deref(payload.Subject)
 	if !event.ValidSubject(subject) {
-		return store.Precondition{}, badRequest("invalid precondition: invalid subject: '%s'", subject)
+		return store.Precondition{}, badRequest("invalid precondition: invalid subject: %s", httpkit.Quote(subject))
 	}
 	pc := store.Precondition{Kind: kind, Subject: subject}
 	if kind == store.SubjectOnEventID {
 		id, ok := event.ParseID(deref(payload.EventID))
 		if !ok {
-			return store.Precondition{}, badRequest("invalid precondition: invalid event id: '%s'", deref(payload.EventID))
+			return store.Precondition{}, badRequest("invalid precondition: invalid event id: %s", httpkit.Quote(deref(payload.EventID)))
 		}
 		pc.EventID = id
 	}

@@ -40,7 +40,7 @@ func DecodeJSON(body []byte, v any) error {
 		return err
 	}
 	if err := json.Unmarshal(trimmed, v); err != nil {
-		return Errorf(http.StatusBadRequest, "invalid request: malformed JSON: %s", strings.TrimPrefix(err.Error(), "json: "))
+		return Errorf(http.StatusBadRequest, "invalid request: malformed JSON: %s", DescribeJSONError(err, "request body"))
 	}
 	return nil
 }
@@ -99,7 +99,7 @@ func CheckOptions(raw json.RawMessage, known ...string) error {
 		}
 		key, _ := tok.(string)
 		if !containsFold(known, key) {
-			return Errorf(http.StatusBadRequest, "invalid request: unknown option '%s'", key)
+			return Errorf(http.StatusBadRequest, "invalid request: unknown option %s", Quote(key))
 		}
 		var skip json.RawMessage
 		if err := dec.Decode(&skip); err != nil {

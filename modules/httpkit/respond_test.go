@@ -75,9 +75,11 @@ func TestDecodeJSON(t *testing.T) {
 		{`{"subject":"/a"}`, "/a", ""},
 		{`{"SUBJECT":"/a","unknown":1}`, "/a", ""},
 		{`{"subject":"/a","subject":"/b"}`, "/b", ""},
-		{`{"subject":1}`, "", "invalid request: malformed JSON: cannot unmarshal number into Go struct field target.subject of type string"},
+		{`{"subject":1}`, "", "invalid request: malformed JSON: field 'subject' must be a string"},
 		{`{"subject":"/a"} x`, "", "invalid request: malformed JSON: invalid character 'x' after top-level value"},
 		{`{"subject":`, "", "invalid request: malformed JSON: unexpected end of JSON input"},
+		{`[1,2]`, "", "invalid request: malformed JSON: request body must be a JSON object"},
+		{`"text"`, "", "invalid request: malformed JSON: request body must be a JSON object"},
 		{`{"options":` + strings.Repeat("[", 64) + strings.Repeat("]", 64) + `}`, "", "invalid request: JSON nesting depth exceeds the limit of 64"},
 		{`{"subject":"[[[[` + strings.Repeat("[", 100) + `"}`, strings.Repeat("[", 104), ""},
 	}
@@ -92,6 +94,22 @@ func TestDecodeJSON(t *testing.T) {
 			if !errors.As(err, &apiErr) || apiErr.Status != 400 || apiErr.Message != tc.err {
 				t.Errorf("DecodeJSON(%q) = %v, want 400 %q", tc.body, err, tc.err)
 			}
+		}
+	}
+}
+
+func TestQuote(t *testing.T) {
+	cases := []struct{ in, want string }{
+		{"", "''"},
+		{"/books/42", "'/books/42'"},
+		{strings.Repeat("a", 100), "'" + strings.Repeat("a", 100) + "'"},
+		{strings.Repeat("a", 15<<20), "'" + strings.Repeat("a", 100) + "…'"},
+		// A cut never splits a character: ü is two bytes, the 100th byte starts one.
+		{strings.Repeat("a", 99) + "üxyz", "'" + strings.Repeat("a", 99) + "…'"},
+	}
+	for _, tc := range cases {
+		if got := Quote(tc.in); got != tc.want {
+			t.Errorf("Quote(%d bytes) = %q, want %q", len(tc.in), got, tc.want)
 		}
 	}
 }

@@ -101,6 +101,8 @@ func TestChain(t *testing.T) {
 		{name: "unknown api route without token", method: "GET", path: "/api/v1/nope", status: 401, wantBody: "unauthorized\n"},
 		{name: "unknown api route with token", method: "GET", path: "/api/v1/nope", auth: bearer, status: 404, wantBody: "not found: unknown route\n"},
 		{name: "unknown public route", method: "GET", path: "/nope", status: 404, wantBody: "not found: unknown route\n"},
+		{name: "doubled slash without token: 401, no redirect", method: "POST", path: "//api/v1/read", status: 401, wantBody: "unauthorized\n"},
+		{name: "doubled slash with token: 404, no redirect", method: "POST", path: "//api/v1/read", auth: bearer, status: 404, wantBody: "not found: unknown route\n"},
 		{name: "body within the limit", method: "POST", path: "/api/v1/read", auth: bearer, body: "12345678", status: 200, wantBody: "read"},
 		{name: "body over the limit", method: "POST", path: "/api/v1/read", auth: bearer, body: "123456789", status: 413, wantBody: "request too large: body exceeds the limit of 8 bytes\n"},
 		{name: "panic", method: "POST", path: "/api/v1/panic", auth: bearer, status: 500, wantBody: "internal error: unexpected failure\n"},

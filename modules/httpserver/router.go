@@ -19,7 +19,9 @@ type router struct {
 }
 
 func newRouter(routes []httpkit.Route, shuttingDown func() bool) (*router, error) {
-	rt := &router{mux: mux.NewRouter(), shuttingDown: shuttingDown}
+	// Paths are matched as sent: no redirect to a cleaned path, which would
+	// answer an unauthenticated //api/... with a 301 instead of 401.
+	rt := &router{mux: mux.NewRouter().SkipClean(true), shuttingDown: shuttingDown}
 	seen := make(map[string]bool, len(routes))
 	for _, route := range routes {
 		if seen[route.Path] {

@@ -1,0 +1,4 @@
+// Package throttle keeps a repeating log line from flooding the log: it
+// lets one occurrence through per interval and counts the ones it held
+// back, so that the next line that goes out can say how many there were.
+package throttle
