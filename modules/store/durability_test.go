@@ -9,15 +9,18 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
+	"go.uber.org/zap"
 
 	"github.com/eventstore-service/eventstore/modules/event"
 	"github.com/eventstore-service/eventstore/modules/store"
+	"github.com/eventstore-service/eventstore/modules/store/pebblestore"
 	"github.com/eventstore-service/eventstore/modules/store/storetest"
 )
 
@@ -167,4 +170,112 @@ func TestDiskFullIsReportedAsFull(t *testing.T) {
 		t.Fatalf("write on a full disk: %v", err)
 	}
 	_ = s.Close(context.Background())
+}
+
+// TestReadFailureFailsTheWholeGroup injects read faults into Pebble's
+// tables while the writer checks a group: the request whose precondition
+// needs the failing read, the one before it and the one after it all get the
+// storage failure, none of them is committed, and the store refuses writes
+// until restart (operations.md §7 point 4).
+func TestReadFailureFailsTheWholeGroup(t *testing.T) {
+	var failReads atomic.Bool
+	fs := errorfs.Wrap(vfs.NewMem(), errorfs.InjectorFunc(func(op errorfs.Op) error {
+		if failReads.Load() && (op.Kind == errorfs.OpFileRead || op.Kind == errorfs.OpFileReadAt) && strings.HasSuffix(op.Path, ".sst") {
+			return errorfs.ErrInjected
+		}
+		return nil
+	}))
+	// A tiny memtable flushes early events to tables; no block cache, so
+	// that every read of them reaches the file system.
+	open := func() (store.Backend, error) {
+		return pebblestore.Open("data", zap.NewNop(), pebblestore.Options{FS: fs, CacheSize: 1, MemTableSize: 256 << 10})
+	}
+	s := store.New(open, zap.NewNop(), nil)
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close(context.Background())
+	store.SetConditionRounds(s, 0) // the blocker below runs in the writer
+	write(t, s, candidate("/old", "io.example.x", `{}`))
+	filler := strings.Repeat("f", 1000)
+	for i := 0; i < 40; i++ {
+		batch := make([]event.Candidate, 50)
+		for j := range batch {
+			batch[j] = candidate("/filler", "io.example.x", `{"pad":"`+filler+`"}`)
+		}
+		write(t, s, batch...)
+	}
+	// Wait until /old is read from a table, not from a memtable.
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		failReads.Store(true)
+		_, _, err := s.LatestID("/old", "io.example.x")
+		failReads.Store(false)
+		if err != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("/old never reached a table")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	durable := s.Durable()
+
+	// One request holds the writer; three queue behind it as one group:
+	// a plain write, one whose precondition reads /old, a plain write.
+	entered, gate := make(chan struct{}), make(chan struct{})
+	blocker := conditionFunc(func(context.Context, *store.View) (bool, error) {
+		close(entered)
+		<-gate
+		return true, nil
+	})
+	results := make([]chan error, 4)
+	send := func(i int, pre []store.Precondition) {
+		results[i] = make(chan error, 1)
+		go func() {
+			_, err := s.Write(context.Background(), []event.Candidate{candidate(fmt.Sprint("/new/", i), "io.example.x", `{}`)}, pre)
+			results[i] <- err
+		}()
+	}
+	send(0, []store.Precondition{{Kind: store.ConditionHolds, Condition: blocker}})
+	<-entered
+	send(1, nil)
+	time.Sleep(100 * time.Millisecond)
+	send(2, []store.Precondition{{Kind: store.SubjectPopulated, Subject: "/old"}})
+	time.Sleep(100 * time.Millisecond)
+	send(3, nil)
+	time.Sleep(100 * time.Millisecond)
+	failReads.Store(true)
+	close(gate)
+	if err := <-results[0]; err != nil {
+		t.Fatalf("the request before the group: %v", err)
+	}
+	for i := 1; i <= 3; i++ {
+		if err := <-results[i]; !errors.Is(err, store.ErrStorageFailure) {
+			t.Fatalf("request %d of the failing group: %v, want the storage failure", i, err)
+		}
+	}
+	failReads.Store(false)
+	if s.Durable() != durable+1 || s.Writable() {
+		t.Fatalf("after the failure: %d events (want %d), writable %v", s.Durable(), durable+1, s.Writable())
+	}
+	if _, err := s.Write(context.Background(), []event.Candidate{candidate("/later", "io.example.x", `{}`)}, nil); !errors.Is(err, store.ErrStorageFailure) {
+		t.Fatalf("a later write: %v", err)
+	}
+	// After a restart the log ends with request 0: nothing of the group.
+	if err := s.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	s = store.New(open, zap.NewNop(), nil)
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if s.Durable() != durable+1 {
+		t.Fatalf("after a restart: %d events, want %d", s.Durable(), durable+1)
+	}
+	for _, subject := range []string{"/new/1", "/new/2", "/new/3"} {
+		if _, found, _ := s.LatestID(subject, "io.example.x"); found {
+			t.Fatalf("%s was committed", subject)
+		}
+	}
 }
