@@ -190,12 +190,14 @@ func TestReadFailureFailsTheWholeGroup(t *testing.T) {
 	open := func() (store.Backend, error) {
 		return pebblestore.Open("data", zap.NewNop(), pebblestore.Options{FS: fs, CacheSize: 1, MemTableSize: 256 << 10})
 	}
-	s := store.New(open, zap.NewNop(), nil)
-	if err := s.Start(context.Background()); err != nil {
-		t.Fatal(err)
+	start := func() *store.Store {
+		s := store.New(open, zap.NewNop(), nil)
+		if err := s.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		return s
 	}
-	defer s.Close(context.Background())
-	store.SetConditionRounds(s, 0) // the blocker below runs in the writer
+	s := start()
 	write(t, s, candidate("/old", "io.example.x", `{}`))
 	filler := strings.Repeat("f", 1000)
 	for i := 0; i < 40; i++ {
@@ -219,6 +221,11 @@ func TestReadFailureFailsTheWholeGroup(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+	// A restart, so that the writer knows nothing of /old but what storage says.
+	storetest.Close(t, s)
+	s = start()
+	defer s.Close(context.Background())
+	store.SetConditionRounds(s, 0) // the blocker below runs in the writer
 	durable := s.Durable()
 
 	// One request holds the writer; three queue behind it as one group:
@@ -266,10 +273,8 @@ func TestReadFailureFailsTheWholeGroup(t *testing.T) {
 	if err := s.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	s = store.New(open, zap.NewNop(), nil)
-	if err := s.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	s = start()
+	defer storetest.Close(t, s)
 	if s.Durable() != durable+1 {
 		t.Fatalf("after a restart: %d events, want %d", s.Durable(), durable+1)
 	}

@@ -44,7 +44,8 @@ type Store struct {
 	recent  *window   // the latest durable records, for readers near the head
 	schemas *registry // the committed schemas by event type
 
-	head Head // owned by the writer goroutine
+	head      Head         // owned by the writer goroutine
+	latestIDs *latestCache // owned by the writer goroutine
 
 	conditionRounds int // ConditionRounds; tests change it
 }
@@ -95,6 +96,7 @@ func New(open Opener, log *zap.Logger, rec Recorder) *Store {
 		stop:            make(chan struct{}),
 		stopped:         make(chan struct{}),
 		recent:          newWindow(),
+		latestIDs:       newLatestCache(DefaultLatestCacheSize),
 		schemas:         newRegistry(),
 	}
 	changed := make(chan struct{})

@@ -198,6 +198,9 @@ func (s *Store) publish(g *groupState, start time.Time) {
 		s.schemas.add(g.registered)
 	}
 	s.recent.add(g.written) // before the head moves, so that readers of the new head find them
+	for _, w := range g.written {
+		s.latestIDs.put(w.Subject, w.Record.ID, true)
+	}
 	s.durable.Store(g.head.Count)
 	changed := make(chan struct{})
 	close(*s.changed.Swap(&changed))
@@ -232,15 +235,23 @@ func (s *Store) checkRegistration(r *registration, g *groupState) error {
 }
 
 // latest returns the id of the latest event of exactly subject, the
-// group's writes included.
+// group's writes included: from the group, else from the cache of the
+// committed state, else from storage (then remembered).
 func (s *Store) latest(subject string, g *groupState) (uint64, bool, error) {
 	if id, ok := g.latest[subject]; ok {
 		return id, true, nil
 	}
+	if id, found, known := s.latestIDs.get(subject); known {
+		return id, found, nil
+	}
 	if s.head.Count == 0 {
 		return 0, false, nil
 	}
-	return s.backend.LatestID(subject, "", s.head.Count-1)
+	id, found, err := s.backend.LatestID(subject, "", s.head.Count-1)
+	if err == nil {
+		s.latestIDs.put(subject, id, found)
+	}
+	return id, found, err
 }
 
 // fail stops the store for good and logs it once.
