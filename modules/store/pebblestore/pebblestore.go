@@ -53,7 +53,7 @@ func Open(dir string, log *zap.Logger, opts Options) (*Backend, error) {
 	pebbleOpts := &pebble.Options{
 		FS:                 opts.FS,
 		Cache:              cache,
-		Logger:             logger{log: log},
+		Logger:             newLogger(log, time.Now),
 		ReadOnly:           opts.ReadOnly,
 		MemTableSize:       uint64(opts.MemTableSize),
 		FormatMajorVersion: pebble.FormatNewest,
@@ -61,7 +61,11 @@ func Open(dir string, log *zap.Logger, opts Options) (*Backend, error) {
 	if opts.FS == nil {
 		pebbleOpts.FS = vfs.Default
 	}
-	db, err := pebble.Open(dir, pebbleOpts)
+	var db *pebble.DB
+	err := guarded(func() (err error) {
+		db, err = pebble.Open(dir, pebbleOpts)
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("open pebble store in %s: %w", dir, err)
 	}
@@ -69,9 +73,8 @@ func Open(dir string, log *zap.Logger, opts Options) (*Backend, error) {
 }
 
 // Close closes the Pebble database.
-func (b *Backend) Close() (err error) {
-	defer recoverFatal(&err)
-	return b.db.Close()
+func (b *Backend) Close() error {
+	return guarded(b.db.Close)
 }
 
 // Head returns the committed head.
@@ -106,8 +109,11 @@ func encodeHead(h store.Head) ([]byte, error) {
 
 // Commit writes the records, their index entries, the schemas and the head
 // in one synced batch.
-func (b *Backend) Commit(records []store.Written, head store.Head, schemas []store.SchemaWritten) (err error) {
-	defer recoverFatal(&err)
+func (b *Backend) Commit(records []store.Written, head store.Head, schemas []store.SchemaWritten) error {
+	return guarded(func() error { return b.commit(records, head, schemas) })
+}
+
+func (b *Backend) commit(records []store.Written, head store.Head, schemas []store.SchemaWritten) error {
 	size := 64
 	for _, w := range records {
 		size += len(w.Record.JSON) + 5*(len(w.Subject)+len(w.Type)+32)
