@@ -30,6 +30,9 @@ type Options struct {
 	CacheSize int64
 	// MemTableSize is the size of one memtable in bytes; 64 MiB when 0.
 	MemTableSize int64
+	// Format is the format version of the store in the directory, which
+	// Open migrates to FormatVersion; 0 is FormatVersion (a new store).
+	Format int
 }
 
 // Backend is the Pebble storage backend.
@@ -40,8 +43,16 @@ type Backend struct {
 
 var _ store.Backend = (*Backend)(nil)
 
-// Open opens (or creates) the store in dir.
+// Open opens (or creates) the store in dir, of format version opts.Format,
+// and migrates it to FormatVersion. It fails with a *FormatError for a
+// version it cannot open.
 func Open(dir string, log *zap.Logger, opts Options) (*Backend, error) {
+	if opts.Format == 0 {
+		opts.Format = FormatVersion
+	}
+	if err := checkFormat(opts.Format, opts.ReadOnly); err != nil {
+		return nil, err
+	}
 	if opts.CacheSize == 0 {
 		opts.CacheSize = 128 << 20
 	}
@@ -56,17 +67,22 @@ func Open(dir string, log *zap.Logger, opts Options) (*Backend, error) {
 		Logger:             newLogger(log, time.Now),
 		ReadOnly:           opts.ReadOnly,
 		MemTableSize:       uint64(opts.MemTableSize),
-		FormatMajorVersion: pebble.FormatNewest,
+		FormatMajorVersion: pebbleFormat(opts.Format),
 	}
 	if opts.FS == nil {
 		pebbleOpts.FS = vfs.Default
 	}
 	var db *pebble.DB
 	err := guarded(func() (err error) {
-		db, err = pebble.Open(dir, pebbleOpts)
-		return err
+		if db, err = pebble.Open(dir, pebbleOpts); err != nil {
+			return err
+		}
+		return migrate(db, opts.Format)
 	})
 	if err != nil {
+		if db != nil {
+			err = errors.Join(err, guarded(db.Close))
+		}
 		return nil, fmt.Errorf("open pebble store in %s: %w", dir, err)
 	}
 	return &Backend{db: db}, nil
