@@ -45,15 +45,21 @@ func formatFile(t *testing.T, path string) string {
 	return string(raw)
 }
 
-func TestNewDirectoryRecordsTheFormatVersion(t *testing.T) {
-	path := t.TempDir()
-	b, err := OpenBackend(openDir(t, path), zap.NewNop(), pebblestore.Options{})
+// openAndClose opens the backend of dir with opts and closes it.
+func openAndClose(t *testing.T, dir *datadir.Dir, opts pebblestore.Options) {
+	t.Helper()
+	b, err := OpenBackend(dir, zap.NewNop(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := b.Close(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+func TestNewDirectoryRecordsTheFormatVersion(t *testing.T) {
+	path := t.TempDir()
+	openAndClose(t, openDir(t, path), pebblestore.Options{})
 	if got := formatFile(t, path); got != "1\n" {
 		t.Fatalf("format-version of a new directory: %q", got)
 	}
@@ -68,13 +74,7 @@ func TestGoldenDirectory(t *testing.T) {
 	if dir.FormatVersion() != 0 {
 		t.Fatalf("golden directory records format version %d", dir.FormatVersion())
 	}
-	readOnly, err := OpenBackend(dir, zap.NewNop(), pebblestore.Options{ReadOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := readOnly.Close(); err != nil {
-		t.Fatal(err)
-	}
+	openAndClose(t, dir, pebblestore.Options{ReadOnly: true})
 	if got := formatFile(t, path); got != "" {
 		t.Fatalf("a read-only open recorded format version %q", got)
 	}
