@@ -4,10 +4,11 @@ import (
 	"fmt"
 	"reflect"
 	"runtime"
-	"sync"
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/eventstore-service/eventstore/modules/throttle"
 )
 
 // Rate limit of Pebble's error lines.
@@ -22,10 +23,9 @@ const (
 //
 // Infof is DEBUG. Errorf is ERROR, its repeats rate-limited: on a full disk
 // Pebble retries a failing flush about 90 times a second, so an error is
-// logged the first time and then at most once per repeatInterval, with the
-// number of repeats left out since the line before ("suppressed"). Repeats
-// are errors whose message differs only in its numbers (job ids, file
-// numbers).
+// logged the first time and then at most once per interval, with the number
+// of repeats left out since the line before ("suppressed"). Repeats are
+// errors whose message differs only in its numbers (job ids, file numbers).
 //
 // Fatalf is Pebble's report that it cannot go on. Called on a goroutine
 // running guarded (Open, Commit, Close), it panics with a *fatalError that
@@ -35,21 +35,14 @@ const (
 // ends the process with exit code 1. Nothing acknowledged is lost: every
 // acknowledged write is synced, and the next start replays Pebble's WAL.
 type logger struct {
-	log *zap.Logger
-	now func() time.Time
-
-	mu      sync.Mutex
-	repeats map[string]*repeat // by the message's shape
+	log     *zap.Logger
+	repeats *throttle.Keyed // by the message's shape
 }
 
-// repeat counts the occurrences of one error.
-type repeat struct {
-	logged     time.Time // of its last line
-	suppressed int       // since then
-}
-
-func newLogger(log *zap.Logger, now func() time.Time) *logger {
-	return &logger{log: log, now: now, repeats: map[string]*repeat{}}
+// newLogger returns a logger to log that lets an error through once per
+// interval.
+func newLogger(log *zap.Logger, interval time.Duration) *logger {
+	return &logger{log: log, repeats: throttle.NewKeyed(interval, maxTrackedErrors)}
 }
 
 func (l *logger) Infof(format string, args ...any) {
@@ -58,38 +51,14 @@ func (l *logger) Infof(format string, args ...any) {
 
 func (l *logger) Errorf(format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
-	suppressed, ok := l.due(shape(msg))
-	if !ok {
-		return
-	}
-	if suppressed > 0 {
+	ok, suppressed := l.repeats.Allow(shape(msg))
+	switch {
+	case !ok:
+	case suppressed > 0:
 		l.log.Error(msg, zap.Int("suppressed", suppressed))
-		return
+	default:
+		l.log.Error(msg)
 	}
-	l.log.Error(msg)
-}
-
-// due reports whether an error of shape key is to be logged now, and how
-// many of its repeats were left out since its last line.
-func (l *logger) due(key string) (suppressed int, ok bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	now := l.now()
-	r := l.repeats[key]
-	if r == nil {
-		if len(l.repeats) >= maxTrackedErrors {
-			clear(l.repeats) // at worst, one more line for each error repeating now
-		}
-		l.repeats[key] = &repeat{logged: now}
-		return 0, true
-	}
-	if now.Sub(r.logged) < repeatInterval {
-		r.suppressed++
-		return 0, false
-	}
-	suppressed = r.suppressed
-	r.logged, r.suppressed = now, 0
-	return suppressed, true
 }
 
 // shape returns msg with every run of digits replaced by '#'.

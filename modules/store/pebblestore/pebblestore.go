@@ -64,7 +64,7 @@ func Open(dir string, log *zap.Logger, opts Options) (*Backend, error) {
 	pebbleOpts := &pebble.Options{
 		FS:                 opts.FS,
 		Cache:              cache,
-		Logger:             newLogger(log, time.Now),
+		Logger:             newLogger(log, repeatInterval),
 		ReadOnly:           opts.ReadOnly,
 		MemTableSize:       uint64(opts.MemTableSize),
 		FormatMajorVersion: pebbleFormat(opts.Format),
