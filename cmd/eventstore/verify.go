@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 
 	"github.com/urfave/cli/v2"
 	"go.uber.org/zap"
@@ -12,6 +11,7 @@ import (
 	"github.com/eventstore-service/eventstore/modules/config"
 	"github.com/eventstore-service/eventstore/modules/datadir"
 	"github.com/eventstore-service/eventstore/modules/lifecycle"
+	"github.com/eventstore-service/eventstore/modules/storage"
 	"github.com/eventstore-service/eventstore/modules/store"
 	"github.com/eventstore-service/eventstore/modules/store/pebblestore"
 )
@@ -48,7 +48,7 @@ func verifyStore(c *cli.Context) error {
 		return failed(err)
 	}
 	defer dir.Close(context.Background())
-	backend, err := pebblestore.Open(filepath.Join(path, pebblestore.Dir), zap.NewNop(), pebblestore.Options{ReadOnly: true})
+	backend, err := storage.OpenBackend(dir, zap.NewNop(), pebblestore.Options{ReadOnly: true})
 	if err != nil {
 		return failed(err)
 	}

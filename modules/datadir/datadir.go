@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -16,6 +17,7 @@ import (
 const (
 	lockFile      = "eventstore.lock"
 	serviceIDFile = "service-id"
+	formatFile    = "format-version"
 )
 
 // ErrLocked reports that another process holds the data directory.
@@ -27,6 +29,7 @@ type Dir struct {
 	temporary bool
 	lock      *os.File
 	serviceID string
+	format    int
 }
 
 // New returns a Dir for path, or for a new temporary directory when
@@ -35,8 +38,8 @@ func New(path string, temporary bool) *Dir {
 	return &Dir{path: path, temporary: temporary}
 }
 
-// Open creates the directory if needed, locks it exclusively, and reads or
-// creates its service id.
+// Open creates the directory if needed, locks it exclusively, reads or
+// creates its service id, and reads its format version.
 func (d *Dir) Open(context.Context) error {
 	if d.temporary {
 		path, err := os.MkdirTemp("", "eventstore-*")
@@ -60,6 +63,10 @@ func (d *Dir) Open(context.Context) error {
 	}
 	d.lock = lock
 	if d.serviceID, err = loadServiceID(d.path); err != nil {
+		d.release()
+		return err
+	}
+	if d.format, err = loadFormat(d.path); err != nil {
 		d.release()
 		return err
 	}
@@ -101,6 +108,38 @@ func (d *Dir) Temporary() bool { return d.temporary }
 
 // ServiceID returns the UUID created with the directory, stable across restarts.
 func (d *Dir) ServiceID() string { return d.serviceID }
+
+// FormatVersion returns the format version of the data the directory
+// holds, 0 when it records none: a new directory, or one created before
+// format versions were recorded.
+func (d *Dir) FormatVersion() int { return d.format }
+
+// SetFormatVersion records the format version of the data the directory
+// holds, durably.
+func (d *Dir) SetFormatVersion(v int) error {
+	if err := writeFileDurably(filepath.Join(d.path, formatFile), []byte(strconv.Itoa(v)+"\n")); err != nil {
+		return fmt.Errorf("record format version: %w", err)
+	}
+	d.format = v
+	return nil
+}
+
+// loadFormat reads the format version of dir, 0 when it records none.
+func loadFormat(dir string) (int, error) {
+	path := filepath.Join(dir, formatFile)
+	raw, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("read format version: %w", err)
+	}
+	v, err := strconv.Atoi(strings.TrimSpace(string(raw)))
+	if err != nil || v < 1 {
+		return 0, fmt.Errorf("read format version %s: %q is not a positive number", path, raw)
+	}
+	return v, nil
+}
 
 // loadServiceID reads the service id of dir, creating it durably (write,
 // sync, rename, sync the directory) when the directory is new.

@@ -91,3 +91,39 @@ func TestCorruptServiceID(t *testing.T) {
 		t.Fatalf("lock kept after a failed Open: %v", err)
 	}
 }
+
+func TestFormatVersion(t *testing.T) {
+	path := t.TempDir()
+	d := New(path, false)
+	if err := d.Open(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if v := d.FormatVersion(); v != 0 {
+		t.Fatalf("new directory has format version %d, want 0 (none recorded)", v)
+	}
+	if err := d.SetFormatVersion(7); err != nil {
+		t.Fatal(err)
+	}
+	if raw, err := os.ReadFile(filepath.Join(path, "format-version")); err != nil || string(raw) != "7\n" {
+		t.Fatalf("format-version file: %q %v", raw, err)
+	}
+	d.Close(context.Background())
+
+	again := New(path, false)
+	if err := again.Open(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if v := again.FormatVersion(); v != 7 {
+		t.Fatalf("format version %d after reopening, want 7", v)
+	}
+	again.Close(context.Background())
+
+	for _, bad := range []string{"", "x", "0", "-2", "1.5"} {
+		if err := os.WriteFile(filepath.Join(path, "format-version"), []byte(bad), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := New(path, false).Open(context.Background()); err == nil || !strings.Contains(err.Error(), "format version") {
+			t.Fatalf("Open with format version %q: %v", bad, err)
+		}
+	}
+}

@@ -2,7 +2,6 @@ package storage
 
 import (
 	"context"
-	"path/filepath"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/fx"
@@ -25,8 +24,11 @@ var Module = fx.Module("storage",
 			func(cfg config.Config, dir *datadir.Dir, log *zap.Logger, m *Metrics) *store.Store {
 				cache, memtable := PebbleMemory(cfg.MemoryLimit)
 				open := func() (store.Backend, error) {
-					return pebblestore.Open(filepath.Join(dir.Path(), pebblestore.Dir), log.Named("pebble"),
-						pebblestore.Options{CacheSize: cache, MemTableSize: memtable})
+					b, err := OpenBackend(dir, log.Named("pebble"), pebblestore.Options{CacheSize: cache, MemTableSize: memtable})
+					if err != nil {
+						return nil, err
+					}
+					return b, nil
 				}
 				return store.New(open, log.Named("store"), m)
 			},

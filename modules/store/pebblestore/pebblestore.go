@@ -30,6 +30,9 @@ type Options struct {
 	CacheSize int64
 	// MemTableSize is the size of one memtable in bytes; 64 MiB when 0.
 	MemTableSize int64
+	// Format is the format version of the store in the directory, which
+	// Open migrates to FormatVersion; 0 is FormatVersion (a new store).
+	Format int
 }
 
 // Backend is the Pebble storage backend.
@@ -40,8 +43,16 @@ type Backend struct {
 
 var _ store.Backend = (*Backend)(nil)
 
-// Open opens (or creates) the store in dir.
+// Open opens (or creates) the store in dir, of format version opts.Format,
+// and migrates it to FormatVersion. It fails with a *FormatError for a
+// version it cannot open.
 func Open(dir string, log *zap.Logger, opts Options) (*Backend, error) {
+	if opts.Format == 0 {
+		opts.Format = FormatVersion
+	}
+	if err := checkFormat(opts.Format, opts.ReadOnly); err != nil {
+		return nil, err
+	}
 	if opts.CacheSize == 0 {
 		opts.CacheSize = 128 << 20
 	}
@@ -53,25 +64,33 @@ func Open(dir string, log *zap.Logger, opts Options) (*Backend, error) {
 	pebbleOpts := &pebble.Options{
 		FS:                 opts.FS,
 		Cache:              cache,
-		Logger:             logger{log: log},
+		Logger:             newLogger(log, repeatInterval),
 		ReadOnly:           opts.ReadOnly,
 		MemTableSize:       uint64(opts.MemTableSize),
-		FormatMajorVersion: pebble.FormatNewest,
+		FormatMajorVersion: pebbleFormat(opts.Format),
 	}
 	if opts.FS == nil {
 		pebbleOpts.FS = vfs.Default
 	}
-	db, err := pebble.Open(dir, pebbleOpts)
+	var db *pebble.DB
+	err := guarded(func() (err error) {
+		if db, err = pebble.Open(dir, pebbleOpts); err != nil {
+			return err
+		}
+		return migrate(db, opts.Format)
+	})
 	if err != nil {
+		if db != nil {
+			err = errors.Join(err, guarded(db.Close))
+		}
 		return nil, fmt.Errorf("open pebble store in %s: %w", dir, err)
 	}
 	return &Backend{db: db}, nil
 }
 
 // Close closes the Pebble database.
-func (b *Backend) Close() (err error) {
-	defer recoverFatal(&err)
-	return b.db.Close()
+func (b *Backend) Close() error {
+	return guarded(b.db.Close)
 }
 
 // Head returns the committed head.
@@ -106,8 +125,11 @@ func encodeHead(h store.Head) ([]byte, error) {
 
 // Commit writes the records, their index entries, the schemas and the head
 // in one synced batch.
-func (b *Backend) Commit(records []store.Written, head store.Head, schemas []store.SchemaWritten) (err error) {
-	defer recoverFatal(&err)
+func (b *Backend) Commit(records []store.Written, head store.Head, schemas []store.SchemaWritten) error {
+	return guarded(func() error { return b.commit(records, head, schemas) })
+}
+
+func (b *Backend) commit(records []store.Written, head store.Head, schemas []store.SchemaWritten) error {
 	size := 64
 	for _, w := range records {
 		size += len(w.Record.JSON) + 5*(len(w.Subject)+len(w.Type)+32)
