@@ -145,6 +145,19 @@ const (
 	resultStorageError       = "storage_error"
 )
 
+// errUnreachable answers while a shared storage backend cannot be reached.
+var errUnreachable = &httpkit.Error{Status: http.StatusServiceUnavailable, Message: "service unavailable: storage unreachable", RetryAfter: 1}
+
+// readError translates a failed read into its answer (also the message of
+// a stream's error line) and logs what is not the backend being unreachable.
+func (a *API) readError(err error) *httpkit.Error {
+	if errors.Is(err, store.ErrUnavailable) {
+		return errUnreachable
+	}
+	a.log.Error("read failed", zap.Error(err))
+	return httpkit.Errorf(http.StatusInternalServerError, "internal error: storage read failed")
+}
+
 // storeError translates an error of the store into the response the API
 // gives for it, and the outcome label of write metrics.
 func storeError(err error) (*httpkit.Error, string) {
@@ -171,6 +184,8 @@ func storeError(err error) (*httpkit.Error, string) {
 		return httpkit.Errorf(http.StatusConflict, "state conflict: precondition failed"), resultPreconditionFailed
 	case errors.Is(err, store.ErrClosed):
 		return httpkit.ErrShuttingDown, resultUnavailable
+	case errors.Is(err, store.ErrUnavailable):
+		return errUnreachable, resultUnavailable
 	case errors.As(err, &failure) && failure.Full:
 		detail := "disk full"
 		if errors.As(err, &errno) {

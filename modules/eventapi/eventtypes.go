@@ -5,8 +5,6 @@ import (
 	"errors"
 	"net/http"
 
-	"go.uber.org/zap"
-
 	"github.com/eventstore-service/eventstore/modules/envelope"
 	"github.com/eventstore-service/eventstore/modules/event"
 	"github.com/eventstore-service/eventstore/modules/httpkit"
@@ -96,8 +94,7 @@ func appendEventType(dst []byte, et store.EventType) []byte {
 func (a *API) readEventTypes(w http.ResponseWriter, r *http.Request) {
 	types, err := a.store.EventTypes()
 	if err != nil {
-		a.log.Error("read event types failed", zap.Error(err))
-		httpkit.WriteError(w, httpkit.Errorf(http.StatusInternalServerError, "internal error: storage read failed"))
+		httpkit.WriteError(w, a.readError(err))
 		return
 	}
 	stream := a.startStream(w, r)
@@ -134,8 +131,7 @@ func (a *API) readEventType(w http.ResponseWriter, r *http.Request) {
 	et, found, err := a.store.EventType(req.EventType)
 	switch {
 	case err != nil:
-		a.log.Error("read event type failed", zap.Error(err))
-		httpkit.WriteError(w, httpkit.Errorf(http.StatusInternalServerError, "internal error: storage read failed"))
+		httpkit.WriteError(w, a.readError(err))
 		return
 	case !found:
 		httpkit.WriteError(w, httpkit.Errorf(http.StatusNotFound, "event type %s not found", httpkit.Quote(req.EventType)))

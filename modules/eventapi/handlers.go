@@ -4,8 +4,6 @@ import (
 	"context"
 	"net/http"
 
-	"go.uber.org/zap"
-
 	"github.com/eventstore-service/eventstore/modules/event"
 	"github.com/eventstore-service/eventstore/modules/httpkit"
 	"github.com/eventstore-service/eventstore/modules/jsonscan"
@@ -73,8 +71,7 @@ func (a *API) readEvents(w http.ResponseWriter, r *http.Request) {
 	}
 	it, err := a.store.Read(opts)
 	if err != nil {
-		a.log.Error("read failed", zap.Error(err))
-		httpkit.WriteError(w, httpkit.Errorf(http.StatusInternalServerError, "internal error: storage read failed"))
+		httpkit.WriteError(w, a.readError(err))
 		return
 	}
 	stream := a.startStream(w, r)
@@ -108,8 +105,7 @@ func (a *API) streamEvents(s *lineStream, p *linePipe, it store.RecordIterator, 
 		return n, false
 	}
 	if readErr != nil {
-		a.log.Error("read failed", zap.Error(readErr))
-		s.Error("internal error: storage read failed")
+		s.Error(a.readError(readErr).Message)
 		return n, false
 	}
 	return n, true
@@ -146,7 +142,6 @@ func (a *API) readSubjects(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if err := it.Close(); err != nil {
-		a.log.Error("read subjects failed", zap.Error(err))
-		stream.Error("internal error: storage read failed")
+		stream.Error(a.readError(err).Message)
 	}
 }

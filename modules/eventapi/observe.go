@@ -5,8 +5,6 @@ import (
 	"net/http"
 	"time"
 
-	"go.uber.org/zap"
-
 	"github.com/eventstore-service/eventstore/modules/event"
 	"github.com/eventstore-service/eventstore/modules/httpkit"
 	"github.com/eventstore-service/eventstore/modules/store"
@@ -87,8 +85,7 @@ func (a *API) observeEvents(w http.ResponseWriter, r *http.Request) {
 	liveFrom := a.store.Durable() // events from here on count as live
 	o := observer{api: a, stream: stream, opts: opts, liveFrom: liveFrom, pipe: newLinePipe()}
 	if err := o.start(); err != nil {
-		a.log.Error("observe failed", zap.Error(err))
-		stream.Error("internal error: storage read failed")
+		stream.Error(a.readError(err).Message)
 		return
 	}
 	o.follow()
@@ -140,8 +137,7 @@ func (o *observer) follow() {
 		if o.position < durable {
 			ok, err := o.catchUp(durable)
 			if err != nil {
-				o.api.log.Error("observe failed", zap.Error(err))
-				o.stream.Error("internal error: storage read failed")
+				o.stream.Error(o.api.readError(err).Message)
 				return
 			}
 			if !ok {

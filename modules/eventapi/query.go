@@ -94,6 +94,8 @@ func (a *API) streamQuery(w http.ResponseWriter, r *http.Request, program *event
 		stream.Error("query failed: " + qe.Error())
 	case r.Context().Err() != nil:
 		return queryOK // the client left; nothing more can be said to it
+	case errors.Is(runErr, store.ErrUnavailable):
+		stream.Error(errUnreachable.Message)
 	default:
 		a.log.Error("query failed", zap.Error(runErr))
 		stream.Error("query failed: internal error: " + runErr.Error())

@@ -9,6 +9,7 @@ import (
 // Figures is what the health checks read from the store.
 type Figures interface {
 	Writable() bool
+	Unreachable() bool
 	Size() (int64, error)
 	Durable() uint64
 }
@@ -18,8 +19,11 @@ type Figures interface {
 func HealthChecks(s Figures) []health.Check {
 	return []health.Check{
 		{Key: "storage:writable", ComponentType: "datastore", Observe: func(context.Context) health.Observation {
-			if s.Writable() {
+			switch {
+			case s.Writable():
 				return health.Observation{Value: true, Status: health.Pass}
+			case s.Unreachable():
+				return health.Observation{Value: false, Status: health.Fail, Output: "storage unreachable"}
 			}
 			return health.Observation{Value: false, Status: health.Fail, Output: "storage not writable"}
 		}},

@@ -15,13 +15,15 @@ import (
 
 // figures is a store's figures set by the test.
 type figures struct {
-	writable bool
-	size     int64
-	sizeErr  error
-	durable  uint64
+	writable    bool
+	unreachable bool
+	size        int64
+	sizeErr     error
+	durable     uint64
 }
 
 func (f *figures) Writable() bool               { return f.writable }
+func (f *figures) Unreachable() bool            { return f.unreachable }
 func (f *figures) Size() (int64, error)         { return f.size, f.sizeErr }
 func (f *figures) Durable() uint64              { return f.durable }
 func observe(c health.Check) health.Observation { return c.Observe(context.Background()) }
@@ -51,6 +53,10 @@ func TestHealthChecks(t *testing.T) {
 	}
 	if o := observe(checks[1]); o.Status != health.Warn || o.Output != "size unknown: stat failed" {
 		t.Errorf("size unknown: %+v", o)
+	}
+	f.unreachable = true
+	if o := observe(checks[0]); o.Value != false || o.Status != health.Fail || o.Output != "storage unreachable" {
+		t.Errorf("unreachable storage: %+v", o)
 	}
 }
 

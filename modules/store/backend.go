@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"time"
 
 	"github.com/eventstore-service/eventstore/modules/event"
@@ -14,6 +15,10 @@ type Head struct {
 	LastHash string
 	// LastTime is the time of event Count-1, zero when empty.
 	LastTime time.Time
+	// Commits counts the commits of a shared backend, so that a node learns
+	// of another's commit that registered schemas without adding events.
+	// A backend only this store writes may leave it 0.
+	Commits uint64
 }
 
 // Written is a sealed record with the fields the backend indexes.
@@ -57,15 +62,9 @@ type StringIterator interface {
 	Close() error
 }
 
-// Backend is the durable storage beneath the Store. Only the Store's writer
-// calls Commit; everything else may be called concurrently.
-type Backend interface {
-	// Head returns the committed head.
-	Head() (Head, error)
-	// Commit stores the records, their index entries, the schemas registered
-	// with them and the new head in one atomic, synced write. An error means
-	// the outcome is unknown.
-	Commit(records []Written, head Head, schemas []SchemaWritten) error
+// Reader reads the committed state of a backend. Every method may be
+// called concurrently, and reads see only committed events.
+type Reader interface {
 	// Schemas returns every registered schema.
 	Schemas() ([]SchemaWritten, error)
 	// EventTypes iterates the types of written events in byte order.
@@ -80,10 +79,44 @@ type Backend interface {
 	// Subjects iterates the subjects that have events, base and below, in
 	// depth-first order with siblings sorted by segment byte order.
 	Subjects(base string) StringIterator
+}
+
+// Backend is the durable storage beneath the Store: one embedded database
+// that only this store writes, or a database that several stores (nodes)
+// share. Only the Store's writer calls Begin.
+type Backend interface {
+	Reader
+	// Head returns the committed head.
+	Head() (Head, error)
+	// Begin starts the commit of a group. From its return until the Tx
+	// commits or rolls back, nothing else appends to the log: other nodes of
+	// a shared backend wait. Its head may have been moved by another node
+	// since this store last looked.
+	Begin(ctx context.Context) (Tx, error)
+	// Changes tells of commits made by other nodes: it receives after such a
+	// commit (or may, spuriously). It is nil for a backend that only this
+	// store writes.
+	Changes() <-chan struct{}
 	// SizeOnDisk returns the bytes the backend occupies.
 	SizeOnDisk() (int64, error)
 	// Close releases the backend; committed data is durable already.
 	Close() error
+}
+
+// Tx is an open commit: the right to append to the log after its head.
+// Everything below the head is committed and never changes, so the writer
+// reads it through the Backend, inside or outside the Tx alike.
+type Tx interface {
+	// Head returns the committed head the commit extends.
+	Head() Head
+	// Commit stores the records, their index entries, the schemas
+	// registered with them and the new head atomically and durably. Once it
+	// returns nil the commit is durable. An error wrapping ErrUnavailable
+	// means that nothing was stored and the store may try again; any other
+	// error leaves the outcome unknown and stops the store.
+	Commit(records []Written, head Head, schemas []SchemaWritten) error
+	// Rollback ends a Tx that did not commit; after Commit it does nothing.
+	Rollback()
 }
 
 // Opener opens the backend when the store starts.

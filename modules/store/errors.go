@@ -15,6 +15,10 @@ var (
 	// ErrStorageFailure reports that the store failed and refuses writes
 	// until restart; it wraps every *FailureError.
 	ErrStorageFailure = errors.New("storage failure")
+	// ErrUnavailable reports that the backend cannot be reached now (a
+	// database over the network): nothing was written, and the store tries
+	// again with the next write. Backends wrap it in their errors.
+	ErrUnavailable = errors.New("storage unavailable")
 )
 
 // FailureError is the error that stopped the store: every write from then on

@@ -35,6 +35,9 @@ func (c *latestCache) get(subject string) (id uint64, found, known bool) {
 	return id, known && id != noEvent, known
 }
 
+// purge forgets every subject.
+func (c *latestCache) purge() { c.lru.Purge() }
+
 // put remembers the latest id of subject, or that it has none.
 func (c *latestCache) put(subject string, id uint64, found bool) {
 	if !found {

@@ -34,7 +34,7 @@ type ReadOptions struct {
 
 // Read returns an iterator over the events durable now that match opts.
 func (s *Store) Read(opts ReadOptions) (RecordIterator, error) {
-	from, to, ok, err := s.Range(opts.Lower, opts.Upper, opts.FromLatest, s.Durable())
+	from, to, ok, err := s.Range(opts.Lower, opts.Upper, opts.FromLatest, s.visible())
 	if err != nil || !ok {
 		return emptyIterator{}, err
 	}
@@ -85,7 +85,7 @@ func (s *Store) Range(lower, upper *Bound, fromLatest *FromLatest, count uint64)
 // LatestID returns the id of the latest durable event with exactly subject
 // and type.
 func (s *Store) LatestID(subject, eventType string) (uint64, bool, error) {
-	count := s.Durable()
+	count := s.visible()
 	if count == 0 {
 		return 0, false, nil
 	}
@@ -95,7 +95,21 @@ func (s *Store) LatestID(subject, eventType string) (uint64, bool, error) {
 // Scan iterates the durable events selected by sc, whose To is capped at
 // the durable head. Recent events come from memory, older ones from storage.
 func (s *Store) Scan(sc Scan) RecordIterator {
-	return scanUpTo(s.backend, s.recent, s.Durable(), sc)
+	return scanUpTo(s.backend, s.recent, s.visible(), sc)
+}
+
+// visible returns the number of events a read may see now: the durable
+// ones, and on a shared backend also those other nodes committed that this
+// store has not followed yet, so that a write acknowledged by any node is in
+// every later read on this one.
+func (s *Store) visible() uint64 {
+	n := s.Durable()
+	if s.shared {
+		if head, err := s.backend.Head(); err == nil && head.Count > n {
+			n = head.Count
+		}
+	}
+	return n
 }
 
 type emptyIterator struct{}

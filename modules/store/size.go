@@ -33,9 +33,14 @@ func (s *Store) Size() (int64, error) {
 	return n, nil
 }
 
-// Writable reports whether the store takes writes: started, not failed, not closed.
+// Writable reports whether the store takes writes: started, not failed,
+// not closed, and its backend reachable.
 func (s *Store) Writable() bool {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.backend != nil && !s.closed && s.failure.Load() == nil
+	return s.backend != nil && !s.closed && s.failure.Load() == nil && !s.unreachable.Load()
 }
+
+// Unreachable reports whether the last attempt to reach a shared backend
+// failed; the store tries again with every write and every poll.
+func (s *Store) Unreachable() bool { return s.unreachable.Load() }

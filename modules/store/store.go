@@ -40,6 +40,10 @@ type Store struct {
 	durable atomic.Uint64                 // number of durable events
 	changed atomic.Pointer[chan struct{}] // closed and replaced when durable advances
 	failure atomic.Pointer[FailureError]
+	// unreachable is set while a shared backend cannot be reached.
+	unreachable atomic.Bool
+	// shared tells that other nodes write the backend too.
+	shared bool
 	size    sizeCache
 	recent  *window   // the latest durable records, for readers near the head
 	schemas *registry // the committed schemas by event type
@@ -190,6 +194,7 @@ func (s *Store) Start(context.Context) error {
 		return errors.Join(err, backend.Close())
 	}
 	s.backend, s.head = backend, head
+	s.shared = backend.Changes() != nil
 	s.durable.Store(head.Count)
 	go s.run()
 	return nil

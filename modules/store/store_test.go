@@ -370,10 +370,8 @@ func TestCorruptHeadRefusesToOpen(t *testing.T) {
 	}
 	_, r := event.Seal(nil, candidate("/a", "io.example.x", `{}`), 0, time.Now(), []byte(event.ZeroHash))
 	// A head that claims a different hash than the event it covers.
-	if err := backend.Commit([]store.Written{{Record: r, Subject: "/a", Type: "io.example.x"}},
-		store.Head{Count: 1, LastHash: strings.Repeat("ab", 32), LastTime: time.Now()}, nil); err != nil {
-		t.Fatal(err)
-	}
+	storetest.Commit(t, backend, []store.Written{{Record: r, Subject: "/a", Type: "io.example.x"}},
+		store.Head{Count: 1, LastHash: strings.Repeat("ab", 32), LastTime: time.Now()}, nil)
 	backend.Close()
 	start := func() error {
 		return store.New(func() (store.Backend, error) {
@@ -390,9 +388,7 @@ func TestCorruptHeadRefusesToOpen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := backend.Commit(nil, store.Head{Count: 0, LastHash: event.ZeroHash}, nil); err != nil {
-		t.Fatal(err)
-	}
+	storetest.Commit(t, backend, nil, store.Head{Count: 0, LastHash: event.ZeroHash}, nil)
 	backend.Close()
 	if err := start(); !errors.As(err, &corrupt) || !strings.Contains(err.Error(), "beyond the head") {
 		t.Fatalf("start with events beyond the head: %v", err)

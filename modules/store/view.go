@@ -27,7 +27,7 @@ type View struct {
 // View returns the state durable now. It stays the same however the log
 // grows; reads through it see nothing written later.
 func (s *Store) View() *View {
-	count := s.Durable()
+	count := s.visible()
 	version := s.schemas.version.Load()
 	return &View{backend: s.backend, recent: s.recent, count: count, schemas: s.schemas.snapshot(), schemaVersion: version}
 }

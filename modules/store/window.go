@@ -50,6 +50,14 @@ func (w *window) add(records []Written) {
 	}
 }
 
+// reset forgets every record.
+func (w *window) reset() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	clear(w.entries)
+	w.start, w.count, w.bytes = 0, 0, 0
+}
+
 func (w *window) evict() {
 	w.bytes -= len(w.entries[w.start].Record.JSON)
 	w.entries[w.start] = Written{}
@@ -59,15 +67,16 @@ func (w *window) evict() {
 }
 
 // scan returns the records of s from the window, and false when the window
-// does not reach back to s.From (then storage must serve the read).
+// does not hold all ids from s.From to s.To (then storage must serve the
+// read).
 func (w *window) scan(s Scan) ([]event.Record, bool) {
 	w.mu.RLock()
 	defer w.mu.RUnlock()
-	if w.count == 0 || s.From < w.first {
+	if w.count == 0 || s.From < w.first || s.To >= w.first+uint64(w.count) {
 		return nil, false
 	}
 	var out []event.Record
-	for id := s.From; id <= s.To && id < w.first+uint64(w.count); id++ {
+	for id := s.From; id <= s.To; id++ {
 		e := w.entries[(w.start+int(id-w.first))%len(w.entries)]
 		if s.matches(e) {
 			out = append(out, e.Record)

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"errors"
 	"time"
 
@@ -25,13 +26,25 @@ import (
 // (fail-stop): nothing of the group is committed or acknowledged.
 
 // run is the writer goroutine: it commits groups of queued writes until
-// Close, and then the rest of the queue.
+// Close, and then the rest of the queue. On a shared backend it also
+// follows the commits of other nodes, when told of them and every
+// pollInterval.
 func (s *Store) run() {
 	defer close(s.stopped)
+	var poll <-chan time.Time
+	if s.backend.Changes() != nil {
+		ticker := time.NewTicker(pollInterval)
+		defer ticker.Stop()
+		poll = ticker.C
+	}
 	for {
 		select {
 		case w := <-s.queue:
 			s.commit(s.collect(w))
+		case <-s.backend.Changes():
+			s.followBackend()
+		case <-poll:
+			s.followBackend()
 		case <-s.stop:
 			for {
 				select {
@@ -61,6 +74,13 @@ func (s *Store) collect(first *writeRequest) []*writeRequest {
 	return group
 }
 
+// Retries of a group whose backend is unavailable (a database restarting,
+// failing over): commitAttempts tries, the waits doubling from retryWait.
+const (
+	commitAttempts = 5
+	retryWait      = 50 * time.Millisecond
+)
+
 // commit runs the phases for one group and answers every request of it.
 func (s *Store) commit(group []*writeRequest) {
 	defer func() {
@@ -68,31 +88,64 @@ func (s *Store) commit(group []*writeRequest) {
 			close(w.done)
 		}
 	}()
-	failAll := func(f *FailureError) {
+	failAll := func(err error) {
 		for _, w := range group {
-			w.records, w.err = nil, f
+			w.records, w.err = nil, err
 		}
 	}
-	if f := s.failure.Load(); f != nil {
-		failAll(f)
-		return
+	for attempt, wait := 1, retryWait; ; attempt, wait = attempt+1, wait*2 {
+		if f := s.failure.Load(); f != nil {
+			failAll(f)
+			return
+		}
+		err := s.commitOnce(group)
+		switch {
+		case err == nil:
+			s.unreachable.Store(false)
+			return
+		case !errors.Is(err, ErrUnavailable):
+			// The outcome is unknown, and requests that failed a
+			// precondition were checked against writes that may not exist:
+			// all get the failure.
+			failAll(s.fail(err))
+			return
+		}
+		s.unreachable.Store(true)
+		if attempt == commitAttempts {
+			failAll(err) // nothing was stored: the clients may try again
+			return
+		}
+		select {
+		case <-time.After(wait):
+		case <-s.stop:
+			failAll(err)
+			return
+		}
+	}
+}
+
+// commitOnce begins a commit, follows what other nodes committed, checks
+// and seals the group, commits it and publishes it. On an error nothing of
+// the group was published.
+func (s *Store) commitOnce(group []*writeRequest) error {
+	tx, err := s.backend.Begin(context.Background())
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := s.follow(tx.Head()); err != nil {
+		return err
 	}
 	g, err := s.prepare(group)
-	if err != nil {
-		failAll(s.fail(err))
-		return
-	}
-	if g.empty() {
-		return
+	if err != nil || g.empty() {
+		return err
 	}
 	start := time.Now()
-	if err := s.backend.Commit(g.written, g.head, g.registrations); err != nil {
-		// The outcome is unknown, and requests that failed a precondition
-		// were checked against writes that may not exist: all get the failure.
-		failAll(s.fail(err))
-		return
+	if err := tx.Commit(g.written, g.head, g.registrations); err != nil {
+		return err
 	}
 	s.publish(g, start)
+	return nil
 }
 
 // groupState is a commit group being checked and sealed: the head it
@@ -114,6 +167,9 @@ func (g *groupState) empty() bool { return len(g.written) == 0 && len(g.registra
 // error, an accepted one its sealed records. It returns an error, and
 // decides nothing more, when storage fails.
 func (s *Store) prepare(group []*writeRequest) (*groupState, error) {
+	for _, w := range group { // a retried group is decided afresh
+		w.records, w.err = nil, nil
+	}
 	size := 0
 	for _, w := range group {
 		for _, c := range w.candidates {
@@ -121,7 +177,7 @@ func (s *Store) prepare(group []*writeRequest) (*groupState, error) {
 		}
 	}
 	g := &groupState{
-		head:       s.head,
+		head:       s.head.next(),
 		lastHash:   []byte(s.head.LastHash),
 		buf:        make([]byte, 0, size),
 		latest:     map[string]uint64{},
@@ -197,16 +253,29 @@ func (s *Store) publish(g *groupState, start time.Time) {
 	if len(g.registered) > 0 {
 		s.schemas.add(g.registered)
 	}
-	s.recent.add(g.written) // before the head moves, so that readers of the new head find them
-	for _, w := range g.written {
-		s.latestIDs.put(w.Subject, w.Record.ID, true)
-	}
-	s.durable.Store(g.head.Count)
-	changed := make(chan struct{})
-	close(*s.changed.Swap(&changed))
+	s.advance(g.written)
 	s.rec.Committed(len(g.written), done.Sub(start))
 	for _, w := range g.accepted {
 		s.rec.Acknowledged(done.Sub(w.enqueued))
+	}
+}
+
+// followBackend follows the backend's committed head outside a commit.
+func (s *Store) followBackend() {
+	if s.failure.Load() != nil {
+		return
+	}
+	head, err := s.backend.Head()
+	if err == nil {
+		err = s.follow(head)
+	}
+	switch {
+	case err == nil:
+		s.unreachable.Store(false)
+	case errors.Is(err, ErrUnavailable):
+		s.unreachable.Store(true)
+	default:
+		s.fail(err)
 	}
 }
 

@@ -3,6 +3,7 @@ package pebblestore
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -48,7 +49,11 @@ func commitOne(t *testing.T, b *Backend, head store.Head) (store.Head, error) {
 	at := event.NextTime(time.Now(), head.LastTime)
 	_, r := event.Seal(nil, c, head.Count, at, []byte(head.LastHash))
 	next := store.Head{Count: head.Count + 1, LastHash: r.Hash(), LastTime: at}
-	return next, b.Commit([]store.Written{{Record: r, Subject: c.Subject, Type: c.Type}}, next, nil)
+	tx, err := b.Begin(context.Background())
+	if err != nil {
+		return next, err
+	}
+	return next, tx.Commit([]store.Written{{Record: r, Subject: c.Subject, Type: c.Type}}, next, nil)
 }
 
 func TestErrorRepeatsAreRateLimited(t *testing.T) {

@@ -2,6 +2,7 @@ package pebblestore
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
@@ -35,10 +36,13 @@ type Options struct {
 	Format int
 }
 
-// Backend is the Pebble storage backend.
+// Backend is the Pebble storage backend. Only the store that opened it
+// writes it, so a commit needs no lock and its head is the last one
+// committed.
 type Backend struct {
 	db     *pebble.DB
-	keyBuf []byte // scratch for Commit, used by the writer goroutine only
+	keyBuf []byte      // scratch of commits, used by the writer goroutine only
+	head   *store.Head // the last committed head, once known; writer goroutine only
 }
 
 var _ store.Backend = (*Backend)(nil)
@@ -123,10 +127,38 @@ func encodeHead(h store.Head) ([]byte, error) {
 	return binary.BigEndian.AppendUint64(value, uint64(h.LastTime.UnixNano())), nil
 }
 
+// Begin starts a commit after the last committed head.
+func (b *Backend) Begin(context.Context) (store.Tx, error) {
+	if b.head == nil {
+		head, err := b.Head()
+		if err != nil {
+			return nil, err
+		}
+		b.head = &head
+	}
+	return &tx{b: b, head: *b.head}, nil
+}
+
+// Changes returns nil: nothing but this store writes the Pebble store.
+func (b *Backend) Changes() <-chan struct{} { return nil }
+
+// tx is a commit of the Pebble backend.
+type tx struct {
+	b    *Backend
+	head store.Head
+}
+
+func (t *tx) Head() store.Head { return t.head }
+func (t *tx) Rollback()        {}
+
 // Commit writes the records, their index entries, the schemas and the head
 // in one synced batch.
-func (b *Backend) Commit(records []store.Written, head store.Head, schemas []store.SchemaWritten) error {
-	return guarded(func() error { return b.commit(records, head, schemas) })
+func (t *tx) Commit(records []store.Written, head store.Head, schemas []store.SchemaWritten) error {
+	if err := guarded(func() error { return t.b.commit(records, head, schemas) }); err != nil {
+		return err
+	}
+	t.b.head = &head
+	return nil
 }
 
 func (b *Backend) commit(records []store.Written, head store.Head, schemas []store.SchemaWritten) error {

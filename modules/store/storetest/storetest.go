@@ -25,6 +25,19 @@ func Open(t testing.TB, dir string, fs vfs.FS) *store.Store {
 	return s
 }
 
+// Commit writes records, schemas and head to b directly, as the writer
+// would; tests use it to build states the writer never makes.
+func Commit(t testing.TB, b store.Backend, records []store.Written, head store.Head, schemas []store.SchemaWritten) {
+	t.Helper()
+	tx, err := b.Begin(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(records, head, schemas); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // Close closes s and fails the test on an error.
 func Close(t testing.TB, s *store.Store) {
 	t.Helper()

@@ -1,0 +1,84 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/eventstore-service/eventstore/modules/event"
+)
+
+// pollInterval is how often a store on a shared backend looks for commits
+// of other nodes whose notification it may have missed.
+const pollInterval = 500 * time.Millisecond
+
+// next returns the head a commit after h starts from.
+func (h Head) next() Head {
+	h.Commits++
+	return h
+}
+
+// same reports whether two heads name the same committed state.
+func (h Head) same(o Head) bool {
+	return h.Count == o.Count && h.LastHash == o.LastHash && h.Commits == o.Commits
+}
+
+// follow brings the store's state up to head, which other nodes of a shared
+// backend committed: their schemas, and their events into the live window
+// and the latest-id cache; then readers and observers see them. Only the
+// writer goroutine calls it.
+func (s *Store) follow(head Head) error {
+	if head.same(s.head) {
+		return nil
+	}
+	if head.Count < s.head.Count {
+		return fmt.Errorf("%w: the backend's head (%d events) is behind this store's (%d)", ErrStorageFailure, head.Count, s.head.Count)
+	}
+	if head.Commits != s.head.Commits {
+		if err := s.loadSchemas(s.backend); err != nil {
+			return err
+		}
+	}
+	from := s.head.Count
+	if head.Count-from > windowEvents {
+		// Too many to remember: the cache cannot learn which subjects they
+		// touched, so it starts over, and the window holds the newest.
+		s.latestIDs.purge()
+		s.recent.reset()
+		from = head.Count - windowEvents
+	}
+	var written []Written
+	if head.Count > from {
+		it := s.backend.Scan(Scan{From: from, To: head.Count - 1})
+		for it.Next() {
+			f, err := event.Decode(it.Record())
+			if err != nil {
+				it.Close()
+				return fmt.Errorf("follow event %d: %w", it.Record().ID, err)
+			}
+			r := it.Record()
+			written = append(written, Written{Record: event.Record{ID: r.ID, JSON: append([]byte(nil), r.JSON...)}, Subject: f.Subject, Type: f.Type})
+		}
+		if err := it.Close(); err != nil {
+			return err
+		}
+		if uint64(len(written)) != head.Count-from {
+			return errors.Join(ErrUnavailable, fmt.Errorf("follow: read %d events of %d", len(written), head.Count-from))
+		}
+	}
+	s.head = head
+	s.advance(written)
+	return nil
+}
+
+// advance makes written (contiguous, after the durable head) durable for
+// readers and wakes the observers.
+func (s *Store) advance(written []Written) {
+	s.recent.add(written) // before the head moves, so that readers of the new head find them
+	for _, w := range written {
+		s.latestIDs.put(w.Subject, w.Record.ID, true)
+	}
+	s.durable.Store(s.head.Count)
+	changed := make(chan struct{})
+	close(*s.changed.Swap(&changed))
+}
