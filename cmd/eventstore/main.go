@@ -26,6 +26,7 @@ import (
 	"github.com/eventstore-service/eventstore/modules/lifecycle"
 	"github.com/eventstore-service/eventstore/modules/logging"
 	"github.com/eventstore-service/eventstore/modules/metrics"
+	"github.com/eventstore-service/eventstore/modules/opsapi"
 	"github.com/eventstore-service/eventstore/modules/storage"
 	"github.com/eventstore-service/eventstore/modules/ui"
 )
@@ -129,6 +130,7 @@ func runService(c *cli.Context) error {
 		datadir.Module,
 		storage.Module,
 		eventapi.Module,
+		opsapi.Module,
 		auth.Module,
 		health.Module,
 		ui.Module,

@@ -14,11 +14,5 @@ const VerifyPath = "/api/v1/verify-api-token"
 // already checked the token when the handler runs, so it only confirms; the
 // body is ignored.
 func NewVerifyRoute(events *envelope.Builder) httpkit.Route {
-	return httpkit.Route{
-		Method: http.MethodPost,
-		Path:   VerifyPath,
-		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			httpkit.WriteJSON(w, events.New(VerifyPath, envelope.TypeAPITokenVerified, nil))
-		}),
-	}
+	return httpkit.Route{Method: http.MethodPost, Path: VerifyPath, Handler: events.Handler(VerifyPath, envelope.TypeAPITokenVerified, nil)}
 }

@@ -77,6 +77,8 @@ type Config struct {
 	MaxStreams int
 	// MaxQueries bounds the EventQL queries running at once.
 	MaxQueries int
+	// ReadOnly starts the service in read-only mode.
+	ReadOnly bool
 }
 
 // Source is what Load reads flag values from; *cli.Context satisfies it.
@@ -102,6 +104,7 @@ func Load(src Source) (Config, error) {
 		EventQLQueryTimeout:        src.Duration(FlagEventQLQueryTimeout),
 		MaxStreams:                 src.Int(FlagMaxStreams),
 		MaxQueries:                 src.Int(FlagMaxQueries),
+		ReadOnly:                   src.Bool(FlagReadOnly),
 	}
 	var err error
 	if cfg.APIToken, err = loadToken(src.String(FlagAPIToken), src.String(FlagAPITokenFile)); err != nil {

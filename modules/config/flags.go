@@ -34,6 +34,7 @@ const (
 	FlagMemoryLimit                = "memory-limit"
 	FlagMaxStreams                 = "max-streams"
 	FlagMaxQueries                 = "max-queries"
+	FlagReadOnly                   = "read-only"
 )
 
 // EnvVar returns the environment variable that can set the named flag:
@@ -72,5 +73,6 @@ func Flags() []cli.Flag {
 		&cli.StringFlag{Name: FlagMemoryLimit, EnvVars: env(FlagMemoryLimit), Usage: "memory the process may use (bytes, KiB, MiB, GiB); default: 90% of the cgroup memory limit when there is one, else none; GOMEMLIMIT wins"},
 		&cli.IntFlag{Name: FlagMaxStreams, EnvVars: env(FlagMaxStreams), Value: 4096, Usage: "read, observe, subject and event-type streams open at once; more answer 503"},
 		&cli.IntFlag{Name: FlagMaxQueries, EnvVars: env(FlagMaxQueries), Value: 8, Usage: "EventQL queries running at once (preconditions excluded); more answer 503"},
+		&cli.BoolFlag{Name: FlagReadOnly, EnvVars: env(FlagReadOnly), Usage: "start in read-only mode: writes and schema registrations answer 503"},
 	}
 }

@@ -1,11 +1,13 @@
 package envelope
 
 import (
+	"net/http"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/eventstore-service/eventstore/modules/event"
+	"github.com/eventstore-service/eventstore/modules/httpkit"
 )
 
 // Source is the publisher of every management event.
@@ -17,6 +19,7 @@ const (
 	TypePingReceived          = "io.eventsourcingdb.api.ping-received"
 	TypeAPITokenVerified      = "io.eventsourcingdb.api.api-token-verified"
 	TypeEventSchemaRegistered = "io.eventsourcingdb.api.event-schema-registered"
+	TypeReadOnlyModeEntered   = "io.eventsourcingdb.api.read-only-mode-entered"
 )
 
 // Event is a management event; its JSON form has exactly these keys in this order.
@@ -55,4 +58,12 @@ func (b *Builder) New(subject, eventType string, data any) Event {
 		DataContentType: "application/json",
 		Data:            data,
 	}
+}
+
+// Handler returns a handler that answers with the management event of
+// eventType for path, and data (nil: the empty object).
+func (b *Builder) Handler(path, eventType string, data any) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		httpkit.WriteJSON(w, b.New(path, eventType, data))
+	})
 }

@@ -158,6 +158,13 @@ func (a *API) readError(err error) *httpkit.Error {
 	return httpkit.Errorf(http.StatusInternalServerError, "internal error: storage read failed")
 }
 
+// StoreError translates an error of the store into the response the API
+// gives for it.
+func StoreError(err error) *httpkit.Error {
+	apiErr, _ := storeError(err)
+	return apiErr
+}
+
 // storeError translates an error of the store into the response the API
 // gives for it, and the outcome label of write metrics.
 func storeError(err error) (*httpkit.Error, string) {
@@ -186,6 +193,8 @@ func storeError(err error) (*httpkit.Error, string) {
 		return httpkit.ErrShuttingDown, resultUnavailable
 	case errors.Is(err, store.ErrUnavailable):
 		return errUnreachable, resultUnavailable
+	case errors.Is(err, store.ErrReadOnly):
+		return httpkit.ErrReadOnly, resultUnavailable
 	case errors.As(err, &failure) && failure.Full:
 		detail := "disk full"
 		if errors.As(err, &errno) {

@@ -34,6 +34,8 @@ var (
 	ErrUnauthorized = &Error{Status: http.StatusUnauthorized, Message: "unauthorized"}
 	// ErrShuttingDown answers requests while the service shuts down.
 	ErrShuttingDown = &Error{Status: http.StatusServiceUnavailable, Message: "service unavailable: shutting down"}
+	// ErrReadOnly answers writes and registrations in read-only mode.
+	ErrReadOnly = &Error{Status: http.StatusServiceUnavailable, Message: "service unavailable: read-only mode"}
 	// ErrUnknownRoute answers requests that match no route.
 	ErrUnknownRoute = &Error{Status: http.StatusNotFound, Message: "not found: unknown route"}
 	// ErrUnexpected answers failures that have no better description.

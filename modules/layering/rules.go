@@ -43,7 +43,7 @@ var layers = []layer{
 	},
 	{
 		name:     "features",
-		packages: []string{"modules/storage", "modules/eventapi", "modules/httpserver", "modules/ui", "modules/bench", "ui"},
+		packages: []string{"modules/storage", "modules/eventapi", "modules/opsapi", "modules/httpserver", "modules/ui", "modules/bench", "ui"},
 		why:      "the parts a request passes through: the storage module, the endpoints, the server, the console, the load tool",
 	},
 	{

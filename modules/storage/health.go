@@ -10,12 +10,14 @@ import (
 type Figures interface {
 	Writable() bool
 	Unreachable() bool
+	ReadOnly() bool
 	Size() (int64, error)
 	Durable() uint64
 }
 
 // HealthChecks returns the storage entries of the health report:
-// storage:writable, storage:size and storage:events.
+// storage:writable, storage:size, storage:events and mode ("read-write" or
+// "read-only", both passing).
 func HealthChecks(s Figures) []health.Check {
 	return []health.Check{
 		{Key: "storage:writable", ComponentType: "datastore", Observe: func(context.Context) health.Observation {
@@ -36,6 +38,12 @@ func HealthChecks(s Figures) []health.Check {
 		}},
 		{Key: "storage:events", ComponentType: "datastore", Observe: func(context.Context) health.Observation {
 			return health.Observation{Value: s.Durable(), Status: health.Pass}
+		}},
+		{Key: "mode", ComponentType: "component", Observe: func(context.Context) health.Observation {
+			if s.ReadOnly() {
+				return health.Observation{Value: "read-only", Status: health.Pass}
+			}
+			return health.Observation{Value: "read-write", Status: health.Pass}
 		}},
 	}
 }

@@ -46,6 +46,12 @@ func RegisterGauges(reg prometheus.Registerer, s Figures) error {
 			return 0
 		}),
 		gauge("eventstore_storage_events", "Number of durable events.", func() float64 { return float64(s.Durable()) }),
+		gauge("eventstore_read_only", "1 in read-only mode, else 0.", func() float64 {
+			if s.ReadOnly() {
+				return 1
+			}
+			return 0
+		}),
 		gauge("eventstore_storage_head_id", "Id of the last durable event, -1 when the store is empty.", func() float64 { return float64(s.Durable()) - 1 }),
 		gauge("eventstore_storage_size_bytes", "Bytes the store occupies on disk (at most 10 s old).", func() float64 {
 			n, _ := s.Size()

@@ -32,7 +32,15 @@ var Module = fx.Module("storage",
 				}
 				return store.New(open, log.Named("store"), m)
 			},
-			fx.OnStart(func(ctx context.Context, s *store.Store) error { return s.Start(ctx) }),
+			fx.OnStart(func(ctx context.Context, cfg config.Config, s *store.Store) error {
+				if err := s.Start(ctx); err != nil {
+					return err
+				}
+				if cfg.ReadOnly {
+					return s.EnterReadOnly(ctx)
+				}
+				return nil
+			}),
 			fx.OnStop(func(ctx context.Context, s *store.Store) error { return s.Close(ctx) }),
 		),
 		fx.Annotate(func(s *store.Store) []health.Check { return HealthChecks(s) }, fx.ResultTags(`group:"health.checks,flatten"`)),

@@ -17,6 +17,7 @@ import (
 type figures struct {
 	writable    bool
 	unreachable bool
+	readOnly    bool
 	size        int64
 	sizeErr     error
 	durable     uint64
@@ -24,6 +25,7 @@ type figures struct {
 
 func (f *figures) Writable() bool               { return f.writable }
 func (f *figures) Unreachable() bool            { return f.unreachable }
+func (f *figures) ReadOnly() bool               { return f.readOnly }
 func (f *figures) Size() (int64, error)         { return f.size, f.sizeErr }
 func (f *figures) Durable() uint64              { return f.durable }
 func observe(c health.Check) health.Observation { return c.Observe(context.Background()) }
@@ -31,11 +33,19 @@ func observe(c health.Check) health.Observation { return c.Observe(context.Backg
 func TestHealthChecks(t *testing.T) {
 	f := &figures{writable: true, size: 4096, durable: 7}
 	checks := HealthChecks(f)
-	keys := []string{"storage:writable", "storage:size", "storage:events"}
+	keys := []string{"storage:writable", "storage:size", "storage:events", "mode"}
+	types := []string{"datastore", "datastore", "datastore", "component"}
 	for i, c := range checks {
-		if c.Key != keys[i] || c.ComponentType != "datastore" {
-			t.Fatalf("check %d is %s (%s), want %s (datastore)", i, c.Key, c.ComponentType, keys[i])
+		if c.Key != keys[i] || c.ComponentType != types[i] {
+			t.Fatalf("check %d is %s (%s), want %s (%s)", i, c.Key, c.ComponentType, keys[i], types[i])
 		}
+	}
+	if o := observe(checks[3]); o.Value != "read-write" || o.Status != health.Pass {
+		t.Errorf("mode: %+v", o)
+	}
+	f.readOnly = true
+	if o := observe(checks[3]); o.Value != "read-only" || o.Status != health.Pass {
+		t.Errorf("mode in read-only mode: %+v", o)
 	}
 	if o := observe(checks[0]); o.Value != true || o.Status != health.Pass {
 		t.Errorf("writable store: %+v", o)
@@ -73,6 +83,9 @@ func TestMetrics(t *testing.T) {
 	m.Committed(3, 2*time.Millisecond)
 	m.Acknowledged(3 * time.Millisecond)
 	want := `
+# HELP eventstore_read_only 1 in read-only mode, else 0.
+# TYPE eventstore_read_only gauge
+eventstore_read_only 0
 # HELP eventstore_events_written_total Events committed.
 # TYPE eventstore_events_written_total counter
 eventstore_events_written_total 3
@@ -90,7 +103,7 @@ eventstore_storage_size_bytes 100
 eventstore_storage_writable 1
 `
 	names := []string{"eventstore_events_written_total", "eventstore_storage_events", "eventstore_storage_head_id",
-		"eventstore_storage_size_bytes", "eventstore_storage_writable"}
+		"eventstore_storage_size_bytes", "eventstore_storage_writable", "eventstore_read_only"}
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), names...); err != nil {
 		t.Fatal(err)
 	}

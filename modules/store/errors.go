@@ -15,6 +15,9 @@ var (
 	// ErrStorageFailure reports that the store failed and refuses writes
 	// until restart; it wraps every *FailureError.
 	ErrStorageFailure = errors.New("storage failure")
+	// ErrReadOnly reports a write or registration while the store is in
+	// read-only mode.
+	ErrReadOnly = errors.New("store is read-only")
 	// ErrUnavailable reports that the backend cannot be reached now (a
 	// database over the network): nothing was written, and the store tries
 	// again with the next write. Backends wrap it in their errors.

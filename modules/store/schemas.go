@@ -118,8 +118,8 @@ type registration struct {
 // *FailureError. The schema is stored in the same synced commit path as
 // events.
 func (s *Store) RegisterSchema(ctx context.Context, eventType string, sch *schema.Schema) error {
-	if f := s.failure.Load(); f != nil {
-		return f
+	if err := s.refusal(); err != nil {
+		return err
 	}
 	if s.schemas.get(eventType) != nil {
 		return ErrSchemaExists

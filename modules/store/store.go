@@ -44,9 +44,11 @@ type Store struct {
 	unreachable atomic.Bool
 	// shared tells that other nodes write the backend too.
 	shared bool
-	size    sizeCache
-	recent  *window   // the latest durable records, for readers near the head
-	schemas *registry // the committed schemas by event type
+	// readOnly refuses writes and registrations until restart.
+	readOnly atomic.Bool
+	size     sizeCache
+	recent   *window   // the latest durable records, for readers near the head
+	schemas  *registry // the committed schemas by event type
 
 	head      Head         // owned by the writer goroutine
 	latestIDs *latestCache // owned by the writer goroutine
@@ -61,6 +63,7 @@ type writeRequest struct {
 	verdicts      []verdict     // of the query preconditions, by index; nil: the writer evaluates them
 	schemaVersion uint64        // of the registry the candidates were validated against
 	register      *registration // set for a registration instead of a write
+	readOnly      bool          // set for the request that puts the store into read-only mode
 	enqueued      time.Time
 	records       []event.Record
 	err           error
@@ -241,8 +244,8 @@ func (s *Store) Failure() *FailureError { return s.failure.Load() }
 // *FailureError, or ctx's error while
 // waiting for a place in the queue (then nothing was written).
 func (s *Store) Write(ctx context.Context, candidates []event.Candidate, preconditions []Precondition) ([]event.Record, error) {
-	if f := s.failure.Load(); f != nil {
-		return nil, f
+	if err := s.refusal(); err != nil {
+		return nil, err
 	}
 	// Validate here, in the caller's goroutine; the writer checks again only
 	// if a schema was registered in between.
@@ -264,6 +267,35 @@ func (s *Store) Write(ctx context.Context, candidates []event.Candidate, precond
 		}
 	}
 }
+
+// refusal returns why the store takes no writes now, or nil.
+func (s *Store) refusal() error {
+	if f := s.failure.Load(); f != nil {
+		return f
+	}
+	if s.readOnly.Load() {
+		return ErrReadOnly
+	}
+	return nil
+}
+
+// EnterReadOnly puts the store into read-only mode until restart: from
+// its return on, every write and registration fails with ErrReadOnly; those
+// queued before it are committed first. Entering it again does nothing.
+func (s *Store) EnterReadOnly(ctx context.Context) error {
+	if s.readOnly.Load() {
+		return nil
+	}
+	w := &writeRequest{readOnly: true, done: make(chan struct{})}
+	if err := s.enqueue(ctx, w); err != nil {
+		return err
+	}
+	<-w.done
+	return w.err
+}
+
+// ReadOnly reports whether the store is in read-only mode.
+func (s *Store) ReadOnly() bool { return s.readOnly.Load() }
 
 func (s *Store) enqueue(ctx context.Context, w *writeRequest) error {
 	s.mu.RLock()

@@ -394,3 +394,59 @@ func TestCorruptHeadRefusesToOpen(t *testing.T) {
 		t.Fatalf("start with events beyond the head: %v", err)
 	}
 }
+
+func TestReadOnlyMode(t *testing.T) {
+	s := libraryStore(t)
+	// Writes queued before the switch are committed; after it, none is.
+	entered, gate := make(chan struct{}), make(chan struct{})
+	store.SetConditionRounds(s, 0)
+	blocker := conditionFunc(func(context.Context, *store.View) (bool, error) {
+		close(entered)
+		<-gate
+		return true, nil
+	})
+	before := make(chan error, 1)
+	go func() {
+		_, err := s.Write(context.Background(), []event.Candidate{candidate("/a", lib+"x", `{}`)},
+			[]store.Precondition{{Kind: store.ConditionHolds, Condition: blocker}})
+		before <- err
+	}()
+	<-entered
+	queued := make(chan error, 1)
+	go func() {
+		_, err := s.Write(context.Background(), []event.Candidate{candidate("/b", lib+"x", `{}`)}, nil)
+		queued <- err
+	}()
+	time.Sleep(100 * time.Millisecond)
+	entering := make(chan error, 1)
+	go func() { entering <- s.EnterReadOnly(context.Background()) }()
+	time.Sleep(100 * time.Millisecond)
+	close(gate)
+	if err := <-before; err != nil {
+		t.Fatalf("the write before the switch: %v", err)
+	}
+	if err := <-queued; err != nil {
+		t.Fatalf("the write queued before the switch: %v", err)
+	}
+	if err := <-entering; err != nil || !s.ReadOnly() {
+		t.Fatalf("entering read-only mode: %v, read-only %v", err, s.ReadOnly())
+	}
+	if _, err := s.Write(context.Background(), []event.Candidate{candidate("/c", lib+"x", `{}`)}, nil); !errors.Is(err, store.ErrReadOnly) {
+		t.Fatalf("a write in read-only mode: %v", err)
+	}
+	if err := s.RegisterSchema(context.Background(), lib+"x", mustCompile(t, `{"type":"object","properties":{}}`)); !errors.Is(err, store.ErrReadOnly) {
+		t.Fatalf("a registration in read-only mode: %v", err)
+	}
+	if err := s.EnterReadOnly(context.Background()); err != nil {
+		t.Fatalf("entering again: %v", err)
+	}
+	if s.Durable() != 9 {
+		t.Fatalf("%d events, want the 7 of the library and the 2 before the switch", s.Durable())
+	}
+	// Reads go on.
+	it, err := s.Read(store.ReadOptions{Subject: "/b"})
+	if err != nil || !it.Next() {
+		t.Fatalf("a read in read-only mode: %v", err)
+	}
+	it.Close()
+}

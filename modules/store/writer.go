@@ -184,6 +184,10 @@ func (s *Store) prepare(group []*writeRequest) (*groupState, error) {
 		registered: map[string]*schema.Schema{},
 	}
 	for _, w := range group {
+		if w.readOnly {
+			s.readOnly.Store(true) // the writes behind it in the group are refused
+			continue
+		}
 		err := s.check(w, g)
 		var failure *FailureError
 		switch {
@@ -208,6 +212,9 @@ func (s *Store) prepare(group []*writeRequest) (*groupState, error) {
 // check decides one request against the committed state and the group so
 // far; a storage failure comes back as a *FailureError.
 func (s *Store) check(w *writeRequest, g *groupState) error {
+	if s.readOnly.Load() {
+		return ErrReadOnly
+	}
 	if w.register != nil {
 		return s.checkRegistration(w.register, g)
 	}
