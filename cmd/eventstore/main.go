@@ -76,7 +76,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			if c.Args().Present() {
 				return usageError(fmt.Errorf("unknown command %q (see --help)", c.Args().First()))
 			}
-			return usageError(errors.New("a command is required: run, verify or version (see --help)"))
+			return usageError(errors.New("a command is required: run, verify, bench, diagnostics or version (see --help)"))
 		},
 		Commands: []*cli.Command{
 			{
@@ -88,6 +88,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			},
 			verifyCommand(),
 			benchCommand(),
+			diagnosticsCommand(),
 			{
 				Name:  "version",
 				Usage: "print version, revision and Go version",
@@ -187,6 +188,9 @@ func buildInfo() config.Build {
 	b := config.Build{Version: version, Revision: revision, GoVersion: runtime.Version()}
 	if b.Revision == "" {
 		b.Revision = cmp.Or(buildSetting("vcs.revision"), "unknown")
+		if buildSetting("vcs.modified") == "true" {
+			b.Revision += "-modified"
+		}
 	}
 	return b
 }

@@ -45,10 +45,31 @@ func Build(dir string) (string, error) {
 	bin := filepath.Join(dir, "eventstore")
 	cmd := exec.Command("go", "build", "-o", bin, "./cmd/eventstore")
 	cmd.Dir = root
+	cmd.Env = vcsStamping(os.Environ())
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("go build: %v\n%s", err, out)
 	}
 	return bin, nil
+}
+
+// vcsStamping returns env with GOFLAGS asking for -buildvcs=auto, so that
+// a binary built from a git checkout carries its revision (as a plain go
+// build does where GOFLAGS does not turn it off).
+func vcsStamping(env []string) []string {
+	out := make([]string, 0, len(env)+1)
+	flags := []string{"-buildvcs=auto"}
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "GOFLAGS="); ok {
+			for _, f := range strings.Fields(v) {
+				if !strings.HasPrefix(f, "-buildvcs") {
+					flags = append(flags, f)
+				}
+			}
+			continue
+		}
+		out = append(out, kv)
+	}
+	return append(out, "GOFLAGS="+strings.Join(flags, " "))
 }
 
 // Instance is one running eventstore process.

@@ -79,6 +79,9 @@ type Config struct {
 	MaxQueries int
 	// ReadOnly starts the service in read-only mode.
 	ReadOnly bool
+	// Options are the effective values of every flag, given or by default,
+	// by flag name, secrets redacted (for diagnostics).
+	Options map[string]any
 }
 
 // Source is what Load reads flag values from; *cli.Context satisfies it.
@@ -182,6 +185,8 @@ func Load(src Source) (Config, error) {
 	if cfg.MemoryLimit, cfg.MemorySource, err = resolveMemoryLimit(src.String(FlagMemoryLimit), systemMemoryEnv()); err != nil {
 		return Config{}, err
 	}
+	cfg.Options = effectiveOptions(src)
+	cfg.Options[FlagMemoryLimit] = map[string]any{"bytes": cfg.MemoryLimit, "source": cfg.MemorySource}
 	return cfg, nil
 }
 

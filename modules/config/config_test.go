@@ -66,6 +66,25 @@ func TestLoadDefaults(t *testing.T) {
 	}
 }
 
+func TestOptionsRedactSecrets(t *testing.T) {
+	cfg, err := load(t, "--api-token=very-secret", "--data-directory-temporary", "--http-enabled", "--https-enabled=false", "--max-queries=3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Options[FlagAPIToken] != Redacted || cfg.Options[FlagMaxQueries] != 3 || cfg.Options[FlagHTTPPort] != 3000 ||
+		cfg.Options[FlagShutdownTimeout] != "30s" || cfg.Options[FlagLogLevel] != "info" {
+		t.Fatalf("options %v", cfg.Options)
+	}
+	if len(cfg.Options) != len(Flags()) {
+		t.Fatalf("%d options for %d flags", len(cfg.Options), len(Flags()))
+	}
+	for name, v := range cfg.Options {
+		if s, ok := v.(string); ok && s == "very-secret" {
+			t.Fatalf("option %s shows the token", name)
+		}
+	}
+}
+
 func TestLoadFromEnvironment(t *testing.T) {
 	dir := t.TempDir()
 	tokenFile := filepath.Join(dir, "token")

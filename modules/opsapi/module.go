@@ -4,7 +4,11 @@ import (
 	"go.uber.org/fx"
 )
 
-// Module contributes the operations endpoints.
+// Module contributes the operations endpoints and the diagnostics report.
 var Module = fx.Module("opsapi",
-	fx.Provide(fx.Annotate(NewReadOnlyRoute, fx.ResultTags(`group:"routes"`))),
+	fx.Provide(
+		NewDiagnostics,
+		fx.Annotate(NewReadOnlyRoute, fx.ResultTags(`group:"routes"`)),
+		fx.Annotate(NewDiagnosticsRoute, fx.ResultTags(`group:"routes"`)),
+	),
 )

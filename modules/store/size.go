@@ -44,3 +44,28 @@ func (s *Store) Writable() bool {
 // Unreachable reports whether the last attempt to reach a shared backend
 // failed; the store tries again with every write and every poll.
 func (s *Store) Unreachable() bool { return s.unreachable.Load() }
+
+// Describer is implemented by backends that describe themselves for
+// diagnostics.
+type Describer interface {
+	Describe() map[string]any
+}
+
+// Describe returns the store's figures for diagnostics: events, head,
+// writability, mode, and what the backend tells of itself.
+func (s *Store) Describe() map[string]any {
+	durable := s.Durable()
+	out := map[string]any{
+		"events":   durable,
+		"headId":   int64(durable) - 1,
+		"writable": s.Writable(),
+		"readOnly": s.ReadOnly(),
+	}
+	if size, err := s.Size(); err == nil {
+		out["sizeBytes"] = size
+	}
+	if d, ok := s.backend.(Describer); ok {
+		out["engine"] = d.Describe()
+	}
+	return out
+}
