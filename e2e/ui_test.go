@@ -215,8 +215,11 @@ func TestUIConsole(t *testing.T) {
 	b.screenshot("dashboard")
 
 	// Subjects → events of a subject → an event, its hash verified in the browser.
+	// The tree shows the first level; /books opens to show its children.
 	b.run("subjects",
 		chromedp.Navigate(inst.URL("http")+"/#/subjects"),
+		chromedp.WaitVisible(`#subject-tree [role="treeitem"][data-subject="/books"][aria-expanded="false"]`, chromedp.ByQuery),
+		chromedp.Click(`#subject-tree [data-subject="/books"] .twisty`, chromedp.ByQuery),
 		chromedp.WaitVisible(`#subject-tree a[data-subject="/books/42"]`, chromedp.ByQuery),
 	)
 	b.screenshot("subjects")
