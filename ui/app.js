@@ -119,8 +119,16 @@ $('nav').addEventListener('keydown', (event) => {
   setMenu(false);
   $('nav-toggle').focus();
 });
-// A link to the view already shown changes no hash: still close the menu.
-$('nav-list').addEventListener('click', () => setMenu(false));
+// A link to the view already shown changes no hash: close the menu and
+// move the focus to the view's heading all the same.
+$('nav-list').addEventListener('click', (event) => {
+  setMenu(false);
+  const link = event.target.closest('a');
+  if (link && current && link.getAttribute('href') === `#/${current}`) {
+    event.preventDefault();
+    $(`h-${current}`).focus();
+  }
+});
 
 $('logout').addEventListener('click', () => showLogin());
 window.addEventListener('hashchange', route);
