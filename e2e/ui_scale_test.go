@@ -464,7 +464,9 @@ func scaleQuery(t *testing.T, b *browser, inst *harness.Instance, downloads *dow
 	if again := b.attr("#query-count", "data-value"); again != kept || again == strconv.Itoa(millionRows) {
 		t.Errorf("after Cancel: %s rows, then %s", kept, again)
 	}
-	if b.attr("#query-export", "disabled") != "" || b.attr("#query-run", "disabled") != "" {
+	var disabled bool
+	b.eval(`document.querySelector("#query-export").disabled || document.querySelector("#query-run").disabled`, &disabled)
+	if disabled {
 		t.Errorf("after Cancel, Run or Export stays disabled")
 	}
 
