@@ -2,24 +2,69 @@
 // subjects below it (read-subjects has no depth limit) and keeps only its
 // direct children, in the server's order, noting which of them have
 // children of their own. visible is the flattened list of shown nodes.
-import { streamNDJSON } from '../api.js';
+import { readLines, lineText, parseLine } from '../api.js';
 
-function node(subject, parent, posinset = 1) {
-  const depth = depthOf(subject);
+const PREFIX = new TextEncoder().encode('{"type":"subject","payload":{"subject":"');
+const SUFFIX = new TextEncoder().encode('"}}');
+const SLASH = 47;
+const decoder = new TextDecoder();
+const encoder = new TextEncoder();
+
+/**
+ * Streams the subjects below base, calling visit(depth, line, start, end)
+ * with the subject at line[start..end). Subject lines are read from their
+ * bytes, without parsing (a subject holds no character JSON escapes);
+ * another spelling is parsed, and an error line throws.
+ */
+export async function readSubjects(base, signal, visit) {
+  for await (const batch of readLines('/api/v1/read-subjects', { baseSubject: base }, { signal })) {
+    for (let line of batch) {
+      let end = subjectEnd(line);
+      if (end < 0) {
+        const item = parseLine(lineText(line));
+        if (!item || item.type !== 'subject' || !item.payload) continue;
+        line = encoder.encode(item.payload.subject);
+        end = line.length;
+        visit(depthOf(line, 0, end), line, 0, end);
+      } else {
+        visit(depthOf(line, PREFIX.length, end), line, PREFIX.length, end);
+      }
+    }
+  }
+}
+
+/** The text of the subject at line[start..end). */
+export function subjectText(line, start, end) {
+  return decoder.decode(line.subarray(start, end));
+}
+
+// The end of the subject in a subject line as the server writes it, or -1.
+function subjectEnd(line) {
+  let end = line.length;
+  if (end && line[end - 1] === 10) end -= 1;
+  end -= SUFFIX.length;
+  if (end < PREFIX.length) return -1;
+  for (let i = 0; i < PREFIX.length; i += 1) if (line[i] !== PREFIX[i]) return -1;
+  for (let i = 0; i < SUFFIX.length; i += 1) if (line[end + i] !== SUFFIX[i]) return -1;
+  return end;
+}
+
+// Segments of the subject at line[start..end): "/" is 0, "/a/b" is 2.
+function depthOf(line, start, end) {
+  if (end - start === 1) return 0;
+  let depth = 0;
+  for (let i = start; i < end; i += 1) if (line[i] === SLASH) depth += 1;
+  return depth;
+}
+
+function node(subject, depth, parent, posinset = 1) {
   const name = subject === '/' ? '/' : subject.slice(subject.lastIndexOf('/') + 1);
   return { subject, name, depth, parent, posinset, setsize: 1, children: null, hasChildren: null, expanded: false, loading: false };
 }
 
-function depthOf(subject) {
-  if (subject === '/') return 0;
-  let depth = 0;
-  for (let i = 0; i < subject.length; i += 1) if (subject.charCodeAt(i) === 47) depth += 1;
-  return depth;
-}
-
 export class SubjectTree {
   constructor() {
-    this.root = node('/', null);
+    this.root = node('/', 0, null);
     this.visible = [this.root];
   }
 
@@ -27,15 +72,12 @@ export class SubjectTree {
   async load(parent, signal, onProgress = () => {}) {
     const children = [];
     let read = 0;
-    for await (const item of streamNDJSON('/api/v1/read-subjects', { baseSubject: parent.subject }, { signal })) {
-      if (item.type !== 'subject' || !item.payload) continue;
+    await readSubjects(parent.subject, signal, (depth, line, start, end) => {
       read += 1;
       if (read % 2048 === 0) onProgress(read);
-      const { subject } = item.payload;
-      const depth = depthOf(subject);
-      if (depth === parent.depth + 1) children.push(node(subject, parent, children.length + 1));
+      if (depth === parent.depth + 1) children.push(node(subjectText(line, start, end), depth, parent, children.length + 1));
       else if (depth > parent.depth + 1 && children.length) children[children.length - 1].hasChildren = true;
-    }
+    });
     for (const child of children) {
       child.setsize = children.length;
       if (child.hasChildren === null) child.hasChildren = false;

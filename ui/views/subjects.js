@@ -2,10 +2,10 @@
 // expanded) or, with a filter, the flat list of matching subjects. The tree,
 // its expanded nodes and the scroll position stay while other views are
 // shown; Refresh reads them again.
-import { streamNDJSON, isAbort, Latest } from '../api.js';
+import { isAbort, Latest } from '../api.js';
 import { $, el, showError, errorMessage } from '../dom.js';
 import { VirtualList } from '../virtual.js';
-import { SubjectTree } from './subject-tree.js';
+import { SubjectTree, readSubjects, subjectText } from './subject-tree.js';
 
 const DEBOUNCE_MS = 250;
 const requests = new Latest();
@@ -201,12 +201,12 @@ async function applyFilter(force = false) {
   list.reset();
   busy('Filtering…');
   try {
-    for await (const item of streamNDJSON('/api/v1/read-subjects', { baseSubject: '/' }, { signal: own.signal })) {
-      if (item.type !== 'subject' || !item.payload) continue;
+    await readSubjects('/', own.signal, (depth, line, start, end) => {
+      const subject = subjectText(line, start, end);
       current.read += 1;
-      if (item.payload.subject.toLowerCase().includes(text)) current.subjects.push(item.payload.subject);
+      if (subject.toLowerCase().includes(text)) current.subjects.push(subject);
       if (current.read % 1024 === 0) show();
-    }
+    });
     current.complete = true;
   } catch (error) {
     if (!isAbort(error) && requests.owns(own)) showError($('subjects-error'), `Could not read subjects: ${errorMessage(error)}`);
