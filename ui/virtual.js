@@ -43,7 +43,7 @@ export class VirtualList {
       const row = event.target.closest('[data-index]');
       if (row) this.#setActive(Number(row.dataset.index));
     });
-    new ResizeObserver(() => this.render()).observe(viewport);
+    new ResizeObserver(() => this.schedule()).observe(viewport);
   }
 
   /** Sets the number of rows (a growing stream calls it as rows arrive). */

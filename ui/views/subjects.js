@@ -24,7 +24,7 @@ export function init() {
     event.preventDefault();
     const row = twisty.closest('[data-index]');
     const n = tree.visible[Number(row.dataset.index)];
-    if (n && !matches) toggle(n);
+    if (n && !matches && n.hasChildren !== false) toggle(n);
   });
   $('subject-filter').addEventListener('input', () => {
     clearTimeout(debounce);
