@@ -13,8 +13,9 @@ export class QueryResult {
   constructor(store) {
     this.store = store;
     this.json = false;
-    this.columns = null; // null until the first row; [] for rows that are not objects
+    this.columns = null; // null until the first rows; rows that are not objects go to "value"
     this.widths = [];
+    this.sampled = 0;
     this.grid = $('query-table');
     this.head = $('query-head');
     this.list = new VirtualList(this.grid, {
@@ -28,6 +29,7 @@ export class QueryResult {
   reset() {
     this.columns = null;
     this.widths = [];
+    this.sampled = 0;
     this.head.replaceChildren();
     this.list.reset();
     this.grid.setAttribute('aria-rowcount', '1');
@@ -35,7 +37,7 @@ export class QueryResult {
 
   /** Shows the rows stored so far: in the next frame, or now. */
   update(now = false) {
-    if (this.columns === null && this.store.count > 0) this.#initColumns();
+    if (this.sampled < Math.min(SAMPLE, this.store.count)) this.#sample();
     this.grid.setAttribute('aria-rowcount', String(this.store.count + 1));
     this.list.setCount(this.store.count);
     if (now) this.list.render();
@@ -58,13 +60,17 @@ export class QueryResult {
     return JSON.stringify(item ? item.payload : null);
   }
 
-  #initColumns() {
-    this.columns = [];
-    for (let i = 0; i < Math.min(SAMPLE, this.store.count); i += 1) {
+  // Sets the columns and their widths from the first SAMPLE rows, as they come.
+  #sample() {
+    if (!this.columns) this.columns = [];
+    const upto = Math.min(SAMPLE, this.store.count);
+    for (let i = this.sampled; i < upto; i += 1) {
       const text = this.payload(i);
       if (text !== null) this.#learn(pairsOf(text), true);
     }
+    this.sampled = upto;
     this.#renderHead();
+    this.list.refresh();
   }
 
   // Adds the keys of a row as columns sized to its text (widening known
