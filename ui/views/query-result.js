@@ -8,6 +8,7 @@ import { $, el } from '../dom.js';
 
 const ROW_PREFIX = '{"type":"row","payload":';
 const SAMPLE = 100; // rows whose keys and lengths set the first columns
+const MAX_WIDTH = 48; // characters
 
 export class QueryResult {
   constructor(store) {
@@ -16,6 +17,7 @@ export class QueryResult {
     this.columns = null; // null until the first rows; rows that are not objects go to "value"
     this.widths = [];
     this.sampled = 0;
+    this.relayout = false;
     this.grid = $('query-table');
     this.head = $('query-head');
     this.list = new VirtualList(this.grid, {
@@ -66,35 +68,38 @@ export class QueryResult {
     const upto = Math.min(SAMPLE, this.store.count);
     for (let i = this.sampled; i < upto; i += 1) {
       const text = this.payload(i);
-      if (text !== null) this.#learn(pairsOf(text), true);
+      if (text !== null) this.#learn(pairsOf(text));
     }
     this.sampled = upto;
     this.#renderHead();
     this.list.refresh();
   }
 
-  // Adds the keys of a row as columns sized to its text (widening known
-  // columns too while sampling); reports whether columns were added.
-  #learn(pairs, sampling) {
-    let added = false;
+  // Adds the keys of a row as columns and widens columns to its text (up to
+  // MAX_WIDTH characters; never narrower: the grid does not jump back);
+  // reports whether the columns changed.
+  #learn(pairs) {
+    let changed = false;
     for (const [key, raw] of pairs) {
       let at = this.columns.indexOf(key);
       if (at < 0) {
         at = this.columns.push(key) - 1;
         this.widths[at] = key.length;
-        added = true;
-      } else if (!sampling) {
-        continue;
+        changed = true;
       }
-      this.widths[at] = Math.max(this.widths[at], Math.min(displayText(raw).length, 48));
+      const width = Math.min(displayText(raw).length, MAX_WIDTH);
+      if (width > this.widths[at]) {
+        this.widths[at] = width;
+        changed = true;
+      }
     }
-    return added;
+    return changed;
   }
 
   #renderHead() {
     const columns = this.json ? ['JSON'] : this.columns || [];
     this.head.replaceChildren(...columns.map((c) => el('div', { class: 'vcell', role: 'columnheader', text: c })));
-    const widths = this.json ? ['max-content'] : this.widths.map((w) => `${Math.max(6, w + 2)}ch`);
+    const widths = this.json ? ['max-content'] : this.widths.map((w) => `${Math.max(6, w) + 3}ch`); // 3: the padding
     this.grid.style.setProperty('--cols', `${widths.join(' ')} minmax(0, 1fr)`);
   }
 
@@ -114,8 +119,10 @@ export class QueryResult {
       return;
     }
     const pairs = pairsOf(text);
-    if (this.#learn(pairs, false)) {
+    if (this.#learn(pairs) && !this.relayout) {
+      this.relayout = true;
       queueMicrotask(() => {
+        this.relayout = false;
         this.#renderHead();
         this.list.refresh();
       });
