@@ -1,12 +1,14 @@
-// The subject tree, loaded a level at a time: expanding a node reads the
+// The subject tree, loaded a level at a time: opening a node reads the
 // subjects below it (read-subjects has no depth limit) and keeps only its
 // direct children, in the server's order, noting which of them have
-// children of their own. visible is the flattened list of shown nodes.
+// children of their own; they show as they stream in. visible is the
+// flattened list of shown nodes.
 import { readLines, lineText, parseLine } from '../api.js';
 
 const PREFIX = new TextEncoder().encode('{"type":"subject","payload":{"subject":"');
 const SUFFIX = new TextEncoder().encode('"}}');
 const SLASH = 47;
+const REVEAL_MS = 100;
 const decoder = new TextDecoder();
 const encoder = new TextEncoder();
 
@@ -59,7 +61,7 @@ function depthOf(line, start, end) {
 
 function node(subject, depth, parent, posinset = 1) {
   const name = subject === '/' ? '/' : subject.slice(subject.lastIndexOf('/') + 1);
-  return { subject, name, depth, parent, posinset, setsize: 1, children: null, hasChildren: null, expanded: false, loading: false };
+  return { subject, name, depth, parent, posinset, children: null, hasChildren: null, expanded: false, loading: false };
 }
 
 export class SubjectTree {
@@ -68,40 +70,58 @@ export class SubjectTree {
     this.visible = [this.root];
   }
 
-  /** Reads the direct children of parent; onProgress(read) follows the stream. */
+  /**
+   * Opens parent and reads its direct children, showing them as they come
+   * (onProgress(read) follows the stream); on failure parent closes again.
+   */
   async load(parent, signal, onProgress = () => {}) {
     const children = [];
-    let read = 0;
-    await readSubjects(parent.subject, signal, (depth, line, start, end) => {
-      read += 1;
-      if (read % 2048 === 0) onProgress(read);
-      if (depth === parent.depth + 1) children.push(node(subjectText(line, start, end), depth, parent, children.length + 1));
-      else if (depth > parent.depth + 1 && children.length) children[children.length - 1].hasChildren = true;
-    });
-    for (const child of children) {
-      child.setsize = children.length;
-      if (child.hasChildren === null) child.hasChildren = false;
-    }
     parent.children = children;
+    parent.expanded = true;
+    let read = 0;
+    let revealed = performance.now();
+    try {
+      await readSubjects(parent.subject, signal, (depth, line, start, end) => {
+        read += 1;
+        if (depth === parent.depth + 1) children.push(node(subjectText(line, start, end), depth, parent, children.length + 1));
+        else if (depth > parent.depth + 1 && children.length) children[children.length - 1].hasChildren = true;
+        if (read % 1024 === 0 && performance.now() - revealed > REVEAL_MS) {
+          revealed = performance.now();
+          if (parent.expanded) this.expand(parent);
+          onProgress(read);
+        }
+      });
+    } catch (error) {
+      this.collapse(parent);
+      parent.children = null;
+      throw error;
+    }
+    for (const child of children) if (child.hasChildren === null) child.hasChildren = false;
     parent.hasChildren = children.length > 0;
+    if (parent.expanded) this.expand(parent);
     return read;
   }
 
-  /** Shows the loaded children of n (and their expanded descendants). */
+  /** Shows the loaded children of n (and their open descendants). */
   expand(n) {
-    if (n.expanded || !n.children) return;
+    if (!n.children) return;
+    this.#hideDescendants(n);
     n.expanded = true;
     const at = this.visible.indexOf(n);
     if (at >= 0) this.visible = this.visible.slice(0, at + 1).concat(flatten(n.children), this.visible.slice(at + 1));
   }
 
   collapse(n) {
-    if (!n.expanded) return;
+    this.#hideDescendants(n);
+    n.expanded = false;
+  }
+
+  #hideDescendants(n) {
     const at = this.visible.indexOf(n);
+    if (at < 0) return;
     let end = at + 1;
     while (end < this.visible.length && this.visible[end].depth > n.depth) end += 1;
     this.visible.splice(at + 1, end - at - 1);
-    n.expanded = false;
   }
 
   /** The subjects of the expanded nodes, parents first. */

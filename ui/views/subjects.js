@@ -1,14 +1,15 @@
 // Subjects: the subject tree (ARIA tree, virtualized, levels loaded when
-// expanded) or, with a filter, the flat list of matching subjects. The tree,
-// its expanded nodes and the scroll position stay while other views are
-// shown; Refresh reads them again.
+// expanded, several at once) or, with a filter, the flat list of matching
+// subjects. The tree, its expanded nodes and the scroll position stay while
+// other views are shown; Refresh reads them again.
 import { isAbort, Latest } from '../api.js';
 import { $, el, showError, errorMessage } from '../dom.js';
 import { VirtualList } from '../virtual.js';
 import { SubjectTree, readSubjects, subjectText } from './subject-tree.js';
 
 const DEBOUNCE_MS = 250;
-const requests = new Latest();
+const requests = new Latest(); // the filter's
+const loads = new Map(); // node → AbortController of its level
 let tree = new SubjectTree();
 let list = null;
 let filter = '';
@@ -34,14 +35,13 @@ export function init() {
     refresh();
   });
   $('subjects-cancel').addEventListener('click', () => {
-    requests.stop();
-    for (const n of tree.visible) n.loading = false;
+    stopAll();
     done('Cancelled.');
   });
 }
 
 export function enter() {
-  if (tree.root.children === null && !requests.running) {
+  if (tree.root.children === null && !loads.size) {
     open(tree.root);
   } else if (matches && !matches.complete) {
     applyFilter(true);
@@ -52,11 +52,19 @@ export function enter() {
 
 export function leave() {
   savedTop = $('subject-tree').scrollTop;
-  if (requests.running) {
-    requests.stop();
-    for (const n of tree.visible) n.loading = false;
+  if (running()) {
+    stopAll();
     done('');
   }
+}
+
+function running() {
+  return loads.size > 0 || requests.running;
+}
+
+function stopAll() {
+  requests.stop();
+  for (const controller of loads.values()) controller.abort();
 }
 
 function rows() {
@@ -91,7 +99,7 @@ function renderRow(index, row) {
   row.title = n.subject;
   row.setAttribute('aria-level', String(n.depth + 1));
   row.setAttribute('aria-posinset', String(n.posinset));
-  row.setAttribute('aria-setsize', String(n.setsize));
+  row.setAttribute('aria-setsize', String(n.parent ? n.parent.children.length : 1));
   if (n.hasChildren !== false) row.setAttribute('aria-expanded', String(n.expanded));
   else row.removeAttribute('aria-expanded');
   if (n.loading) row.setAttribute('aria-busy', 'true');
@@ -128,6 +136,7 @@ function toggle(n) {
 }
 
 function close(n) {
+  if (loads.has(n)) loads.get(n).abort();
   tree.collapse(n);
   show();
 }
@@ -141,31 +150,33 @@ async function open(n) {
   show();
 }
 
-// Reads the children of n; reports whether they arrived.
+// Reads the children of n, showing them as they come; reports whether all arrived.
 async function loadLevel(n) {
-  const own = requests.start();
-  for (const other of tree.visible) other.loading = false;
+  const own = new AbortController();
+  loads.set(n, own);
   n.loading = true;
   busy(`Reading subjects below ${n.subject}…`);
-  list.refresh();
+  show();
   try {
-    await tree.load(n, own.signal, (read) => progress(`Reading subjects below ${n.subject}… ${read.toLocaleString('en-US')}`));
-    return requests.owns(own);
+    await tree.load(n, own.signal, (read) => {
+      show();
+      progress(`Reading subjects below ${n.subject}… ${read.toLocaleString('en-US')}`);
+    });
+    return true;
   } catch (error) {
-    if (!isAbort(error) && requests.owns(own)) showError($('subjects-error'), `Could not read subjects: ${errorMessage(error)}`);
+    if (!isAbort(error)) showError($('subjects-error'), `Could not read subjects: ${errorMessage(error)}`);
     return false;
   } finally {
     n.loading = false;
-    if (requests.owns(own)) {
-      requests.finish(own);
-      done('');
-    }
-    list.refresh();
+    loads.delete(n);
+    if (!running()) done('');
+    show();
   }
 }
 
 // Reads the tree again, reopening the nodes that were open.
 async function refresh() {
+  stopAll();
   const wasOpen = tree.expandedSubjects();
   if (!wasOpen.length) wasOpen.push('/');
   const top = $('subject-tree').scrollTop;
@@ -190,7 +201,7 @@ async function applyFilter(force = false) {
   if (!text) {
     requests.stop();
     matches = null;
-    done('');
+    if (!running()) done('');
     list.reset();
     show();
     return;
@@ -213,7 +224,7 @@ async function applyFilter(force = false) {
   } finally {
     if (requests.owns(own)) {
       requests.finish(own);
-      done(current.complete ? `${current.subjects.length.toLocaleString('en-US')} subjects match.` : '');
+      if (!running()) done(current.complete ? `${current.subjects.length.toLocaleString('en-US')} subjects match.` : '');
     }
     show();
   }
@@ -226,7 +237,7 @@ function show() {
   if (matches) {
     const m = matches;
     count.textContent = `${m.subjects.length.toLocaleString('en-US')} of ${m.read.toLocaleString('en-US')} subjects match${m.complete ? '' : ' so far'}`;
-  } else if (!requests.running) {
+  } else if (!running()) {
     count.textContent = tree.root.hasChildren === false ? 'No subjects.' : `${n.toLocaleString('en-US')} shown`;
   }
   list.setCount(n);
