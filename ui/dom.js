@@ -32,13 +32,3 @@ export function errorMessage(error) {
 export function formatTime(time) {
   return String(time || '').replace('T', ' ').replace('Z', '');
 }
-
-/** A span of text that may break only after "/" and "." (subjects, types), never inside a segment. */
-export function breakable(text) {
-  const span = document.createElement('span');
-  for (const part of String(text).split(/(?<=[/.])/)) {
-    if (span.childNodes.length) span.append(document.createElement('wbr'));
-    span.append(part);
-  }
-  return span;
-}

@@ -2,7 +2,7 @@
 // and jumps to an id or a time; a row opens the detail panel. Pages are
 // read with id bounds: a previous page is read in the opposite order.
 import { streamNDJSON, isAbort, Latest } from '../api.js';
-import { $, el, showError, errorMessage, formatTime, breakable } from '../dom.js';
+import { $, el, showError, errorMessage, formatTime } from '../dom.js';
 import { rowKeys, focusRow } from '../keys.js';
 import * as detail from './event-detail.js';
 import { normalizeTime, firstIdAtOrAfter } from './event-time.js';
@@ -157,8 +157,8 @@ function render() {
   const rows = page.map(({ event }) => el('tr', { 'data-id': event.id, tabindex: -1 },
     el('td', { class: 'num nowrap', text: event.id, 'data-label': 'Id' }),
     el('td', { class: 'nowrap time', text: formatTime(event.time), title: event.time, 'data-label': 'Time' }),
-    el('td', { class: 'subject', 'data-label': 'Subject' }, breakable(event.subject)),
-    el('td', { class: 'type', 'data-label': 'Type' }, breakable(event.type))));
+    el('td', { class: 'subject', text: event.subject, 'data-label': 'Subject' }),
+    el('td', { class: 'type', text: event.type, 'data-label': 'Type' })));
   if (!rows.length) rows.push(el('tr', {}, el('td', { colSpan: 4, class: 'muted', text: 'No events.' })));
   $('events-table').tBodies[0].replaceChildren(...rows);
   focusRow(rows, -1, page.length ? rows[0] : null);
