@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 
 	"github.com/eventstore-service/eventstore/e2e/harness"
 )
@@ -215,8 +217,11 @@ func TestUIConsole(t *testing.T) {
 	b.screenshot("dashboard")
 
 	// Subjects → events of a subject → an event, its hash verified in the browser.
+	// The tree shows the first level; /books opens to show its children.
 	b.run("subjects",
 		chromedp.Navigate(inst.URL("http")+"/#/subjects"),
+		chromedp.WaitVisible(`#subject-tree [role="treeitem"][data-subject="/books"][aria-expanded="false"]`, chromedp.ByQuery),
+		chromedp.Click(`#subject-tree [data-subject="/books"] .twisty`, chromedp.ByQuery),
 		chromedp.WaitVisible(`#subject-tree a[data-subject="/books/42"]`, chromedp.ByQuery),
 	)
 	b.screenshot("subjects")
@@ -229,7 +234,58 @@ func TestUIConsole(t *testing.T) {
 	if raw := b.text("#event-raw"); !strings.Contains(raw, `"id":"1"`) || !strings.Contains(raw, "book-borrowed") {
 		t.Errorf("raw event %q", raw)
 	}
+	// The detail: focus in it, the row in view beside it, pretty JSON
+	// wrapped and with the stored tokens; Escape returns to the row.
+	b.waitFocus("#event-detail")
+	var layout struct {
+		RowVisible, Wrapped bool
+	}
+	b.eval(`(() => {
+		const r = document.querySelector('#events-table tr[data-id="1"]').getBoundingClientRect();
+		const p = document.querySelector("#event-detail").getBoundingClientRect();
+		const pre = document.querySelector("#event-pretty");
+		return { RowVisible: r.top >= 0 && r.bottom <= innerHeight && r.right <= p.left, Wrapped: pre.scrollWidth <= pre.clientWidth };
+	})()`, &layout)
+	if !layout.RowVisible || !layout.Wrapped {
+		t.Errorf("detail layout: %+v", layout)
+	}
+	if pretty := b.text("#event-pretty"); !strings.Contains(pretty, `"title": "Éclair \u003c\u0026\u003e \u2028"`) || !strings.Contains(pretty, `"z": 1.5`) {
+		t.Errorf("pretty JSON %q", pretty)
+	}
 	b.screenshot("events")
+	b.key(kb.Escape)
+	b.waitFocus("event:1")
+
+	// Jumps: to a time given in another zone, to a time after the last event.
+	var second struct {
+		Time string `json:"time"`
+	}
+	lines := stream(t, inst, "/api/v1/read-events", `{"subject":"/","options":{"recursive":true,"lowerBound":{"id":"2","type":"inclusive"}}}`)
+	if err := json.Unmarshal(lines[0].Payload, &second); err != nil {
+		t.Fatal(err)
+	}
+	at, err := time.Parse(time.RFC3339Nano, second.Time)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.run("all events",
+		chromedp.SetValue("#events-subject", "/", chromedp.ByQuery),
+		chromedp.Click("#events-load", chromedp.ByQuery),
+		chromedp.WaitVisible(`#events-table tr[data-id="3"]`, chromedp.ByQuery),
+		chromedp.SetValue("#events-time", at.In(time.FixedZone("", 2*3600)).Format("2006-01-02T15:04:05.000000000-07:00"), chromedp.ByQuery),
+		chromedp.Click("#events-time-go", chromedp.ByQuery))
+	b.waitFor("jump to the time of event 2", `document.querySelector("#events-table tbody tr").dataset.id === "2"`, 10*time.Second)
+	var disabled bool
+	b.eval(`document.querySelector("#events-previous").disabled`, &disabled)
+	if disabled {
+		t.Errorf("previous page disabled after a jump to event 2")
+	}
+	b.run("previous page", chromedp.Click("#events-previous", chromedp.ByQuery))
+	b.waitFor("back at the start", `document.querySelector("#events-table tbody tr").dataset.id === "0"`, 10*time.Second)
+	b.run("a time after the last event", chromedp.SetValue("#events-time", "2999-01-01 00:00", chromedp.ByQuery), chromedp.Click("#events-time-go", chromedp.ByQuery), chromedp.WaitVisible("#events-error", chromedp.ByQuery))
+	if msg := b.text("#events-error"); !strings.Contains(msg, "No event at or after 2999-01-01T00:00:00.000000000Z") {
+		t.Errorf("jump past the end: %q", msg)
+	}
 
 	// Live tail: a newly written event appears.
 	b.run("live tail",
@@ -240,6 +296,11 @@ func TestUIConsole(t *testing.T) {
 	waitUntil(t, 10*time.Second, func() bool { return metrics(t, inst)["eventstore_observers"] == 1 })
 	mustWrite(t, inst, candidates("/books/99", lib+"book-acquired"))
 	b.run("new event in the live tail", chromedp.WaitVisible(`#live-events li[data-id="4"]`, chromedp.ByQuery))
+	// Assistive technology hears a summary, not the list.
+	if live := b.attr("#live-events", "aria-live"); live != "" {
+		t.Errorf("the live list is a live region (%q)", live)
+	}
+	b.waitFor("summary", `document.querySelector("#live-summary").textContent === "1 new event" && document.querySelector("#live-summary").getAttribute("role") === "status"`, 10*time.Second)
 	b.screenshot("live")
 
 	// Query: rows, and an error with its position.
@@ -265,6 +326,26 @@ func TestUIConsole(t *testing.T) {
 	if msg := b.text("#query-error"); !strings.Contains(msg, "line 1, column 24") || !strings.Contains(msg, "unknown alias 'x'") {
 		t.Errorf("query error %q", msg)
 	}
+	// A runtime error after some rows: the rows stay, the message says so.
+	b.run("query runtime error",
+		chromedp.SetValue("#query-text", "FROM e IN events PROJECT INTO 10 / (2 - e.id AS INT)", chromedp.ByQuery),
+		chromedp.Click("#query-run", chromedp.ByQuery),
+		chromedp.WaitVisible(`#view-query[data-state="error"]`, chromedp.ByQuery),
+	)
+	if msg, rows := b.text("#query-error"), b.attr("#query-count", "data-value"); !strings.Contains(msg, "after 2 rows: query failed:") || rows != "2" {
+		t.Errorf("runtime error: %q with %s rows", msg, rows)
+	}
+	// The JSON view shows each row as received.
+	b.run("query as JSON",
+		chromedp.SetValue("#query-text", `FROM e IN events WHERE e.id == "1" PROJECT INTO e.data`, chromedp.ByQuery),
+		chromedp.Click("#query-run", chromedp.ByQuery),
+		chromedp.WaitVisible(`#view-query[data-state="done"]`, chromedp.ByQuery),
+		chromedp.Click("#query-as-json", chromedp.ByQuery),
+	)
+	if row := b.text(`#query-table [aria-rowindex="2"]`); row != `{"hash":"not the hash","title":"Éclair \u003c\u0026\u003e \u2028","z":1.5}` {
+		t.Errorf("JSON row %q", row)
+	}
+	b.run("query as a table", chromedp.Click("#query-as-table", chromedp.ByQuery))
 
 	// Event types: register a schema.
 	schemaType := lib + "book-acquired"
@@ -293,27 +374,109 @@ func TestUIConsole(t *testing.T) {
 	}
 }
 
-// TestUINarrowScreen checks the console on a 390-px wide screen: every view
-// fits without scrolling sideways.
+// oneLineJS reports whether every element matching the selector passed as
+// sel shows its text on one line (ids and times must not wrap).
+const oneLineJS = `((sel) => [...document.querySelectorAll(sel)].filter((e) => {
+  const r = document.createRange();
+  r.selectNodeContents(e);
+  return new Set([...r.getClientRects()].map((x) => Math.round(x.top))).size > 1;
+}).map((e) => e.textContent))`
+
+// TestUINarrowScreen checks the console on a 390-px wide screen, by
+// keyboard: the navigation is a menu, every view fits without scrolling
+// sideways, tables are stacked cards, ids and times do not wrap, and the
+// event detail leaves its row in view.
 func TestUINarrowScreen(t *testing.T) {
 	inst := harness.Start(t, bin, harness.Dev("--with-ui")...)
-	mustWrite(t, inst, candidates("/books/42", lib+"book-acquired"))
+	mustWrite(t, inst, candidates("/books/42", lib+"book-acquired", "/books/42/notes/1234567890", lib+"book-annotated-with-a-long-type-name"))
 	b := newBrowser(t, 390, 844)
 	// Headless windows are at least 500 px wide: emulate the phone's viewport.
 	b.run("phone viewport", chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile))
 	b.signIn(inst, harness.Token)
 	b.run("dashboard", chromedp.WaitVisible(`#view-dashboard[data-loaded="true"]`, chromedp.ByQuery))
+	notWrapped := func(view, sel string) {
+		t.Helper()
+		var wrapped []string
+		b.eval(oneLineJS+`(`+strconv.Quote(sel)+`)`, &wrapped)
+		if len(wrapped) > 0 {
+			t.Errorf("%s: wrapped on a phone: %v", view, wrapped)
+		}
+	}
+	isCard := func(view, sel string) {
+		t.Helper()
+		var display, label string
+		b.eval(`getComputedStyle(document.querySelector(`+strconv.Quote(sel+" tbody tr")+`)).display`, &display)
+		b.eval(`getComputedStyle(document.querySelector(`+strconv.Quote(sel+" tbody td[data-label]")+`), "::before").content`, &label)
+		if display != "block" || label == "none" || label == "" {
+			t.Errorf("%s: %s is not a stack of cards: row display %q, label %q", view, sel, display, label)
+		}
+	}
 	for _, view := range []string{"dashboard", "subjects", "events", "live", "query", "types"} {
+		// The menu, by keyboard.
+		var listShown bool
+		b.eval(`getComputedStyle(document.querySelector("#nav-list")).display !== "none"`, &listShown)
+		if listShown {
+			t.Fatalf("%s: the navigation is not collapsed into a menu", view)
+		}
+		b.tabTo("#nav-toggle", true)
+		b.key(kb.Enter)
+		b.waitFocus("link:#/dashboard")
+		if b.attr("#nav-toggle", "aria-expanded") != "true" {
+			t.Errorf("menu open but aria-expanded %q", b.attr("#nav-toggle", "aria-expanded"))
+		}
+		if view != "dashboard" {
+			b.tabTo("link:#/"+view, false)
+		}
+		if view == "subjects" {
+			b.screenshot("narrow-menu")
+		}
+		b.key(kb.Enter) // also for the view already shown
+		b.waitFocus("#h-" + view)
+		b.waitFor("menu closed", `document.querySelector("#nav-toggle").getAttribute("aria-expanded") === "false"`, 5*time.Second)
+
+		switch view {
+		case "dashboard":
+			isCard(view, "#checks")
+		case "subjects":
+			b.waitFor("tree", `document.querySelector('#subject-tree [data-subject="/books"]')`, 10*time.Second)
+		case "events":
+			b.waitFor("events", `document.querySelector('#events-table tr[data-id="1"]')`, 10*time.Second)
+			isCard(view, "#events-table")
+			notWrapped(view, "#events-table td.num, #events-table td.time")
+			// The detail is a bottom sheet; the row stays above it.
+			b.run("open the detail", chromedp.Click(`#events-table tr[data-id="1"]`, chromedp.ByQuery), chromedp.WaitVisible(`#event-verified[data-state="verified"]`, chromedp.ByQuery))
+			var visible bool
+			b.eval(`(() => { const r = document.querySelector('#events-table tr[data-id="1"]').getBoundingClientRect(); const p = document.querySelector("#event-detail").getBoundingClientRect(); return r.top >= 0 && r.bottom <= p.top + 1; })()`, &visible)
+			if !visible {
+				t.Errorf("events: the selected row is hidden by the detail")
+			}
+			b.waitFocus("#event-detail")
+			b.screenshot("narrow-events-detail")
+			b.key(kb.Escape)
+			b.waitFocus("event:1")
+		case "live":
+			b.run("start", chromedp.Click("#live-start", chromedp.ByQuery))
+			waitUntil(t, 10*time.Second, func() bool { return metrics(t, inst)["eventstore_observers"] == 1 })
+			mustWrite(t, inst, candidates("/books/42", lib+"book-borrowed"))
+			b.run("live event", chromedp.WaitVisible(`#live-events li[data-id="2"]`, chromedp.ByQuery))
+			notWrapped(view, "#live-events .num, #live-events .time")
+			b.run("stop", chromedp.Click("#live-stop", chromedp.ByQuery))
+		case "query":
+			b.run("run", chromedp.Click("#query-run", chromedp.ByQuery), chromedp.WaitVisible(`#view-query[data-state="done"]`, chromedp.ByQuery))
+			var display string
+			b.eval(`getComputedStyle(document.querySelector('#query-table [aria-rowindex="2"]')).display`, &display)
+			if display != "block" {
+				t.Errorf("query: rows are not cards (display %q)", display)
+			}
+		case "types":
+			b.waitFor("types", `document.querySelector('#types-table tr[data-type]')`, 10*time.Second)
+			isCard(view, "#types-table")
+		}
 		var width int
-		b.run(view,
-			chromedp.Navigate(inst.URL("http")+"/#/"+view),
-			chromedp.WaitVisible("#view-"+view, chromedp.ByQuery),
-			chromedp.Sleep(300*time.Millisecond),
-			chromedp.Evaluate(`document.documentElement.scrollWidth`, &width),
-		)
+		b.run(view, chromedp.Sleep(300*time.Millisecond), chromedp.Evaluate(`document.documentElement.scrollWidth`, &width))
 		if width > 390 {
 			var wide []string
-			b.run("wide elements", chromedp.Evaluate(`[...document.querySelectorAll("body *")].filter(e => e.getBoundingClientRect().right > 391 && !e.closest("nav, .table-wrap")).slice(0, 12).map(e => e.tagName + "#" + e.id + "." + e.className + " " + Math.round(e.getBoundingClientRect().right))`, &wide))
+			b.run("wide elements", chromedp.Evaluate(`[...document.querySelectorAll("body *")].filter(e => e.getBoundingClientRect().right > 391 && !e.closest("nav, .table-wrap, .vlist")).slice(0, 12).map(e => e.tagName + "#" + e.id + "." + e.className + " " + Math.round(e.getBoundingClientRect().right))`, &wide))
 			t.Errorf("%s is %d px wide on a 390-px screen: %v", view, width, wide)
 		}
 		b.screenshot("narrow-" + view)

@@ -110,6 +110,86 @@ export async function getText(path, options = {}) {
 }
 
 /**
+ * Resolves after a task boundary if the caller has held the main thread for
+ * more than a few milliseconds since the last one, so that long streams
+ * never block input or rendering; otherwise returns null (no await needed).
+ */
+const SLICE_MS = 8;
+let sliceStart = performance.now();
+export function breathe() {
+  if (performance.now() - sliceStart < SLICE_MS) return null;
+  const next = globalThis.scheduler && typeof globalThis.scheduler.yield === 'function'
+    ? globalThis.scheduler.yield()
+    : new Promise((resolve) => setTimeout(resolve, 0));
+  return next.then(() => {
+    sliceStart = performance.now();
+  });
+}
+
+const NEWLINE = 10;
+const MAX_BATCH = 512;
+
+/**
+ * POSTs body to path and yields the response's lines as batches of
+ * Uint8Arrays: each the exact bytes of one line, its newline included when
+ * the server sent one. Bytes are never decoded or re-encoded here. onOpen
+ * (optional) is called with the Response once the stream is open. Aborting
+ * signal stops the stream (the generator then throws an AbortError).
+ */
+export async function* readLines(path, body, { signal, onOpen } = {}) {
+  const response = await request(path, { method: 'POST', body, signal });
+  if (onOpen) onOpen(response);
+  if (!response.body) return;
+  const reader = response.body.getReader();
+  let carry = null; // the start of a line split across chunks
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      let start = 0;
+      let batch = [];
+      for (let end = value.indexOf(NEWLINE); end >= 0; end = value.indexOf(NEWLINE, start)) {
+        let line = value.subarray(start, end + 1);
+        if (carry) {
+          line = concat(carry, line);
+          carry = null;
+        }
+        batch.push(line);
+        start = end + 1;
+        if (batch.length === MAX_BATCH) {
+          yield batch;
+          batch = [];
+          const pause = breathe();
+          if (pause) await pause;
+        }
+      }
+      if (start < value.length) carry = carry ? concat(carry, value.subarray(start)) : value.slice(start);
+      if (batch.length) yield batch;
+      const pause = breathe();
+      if (pause) await pause;
+    }
+    if (carry && carry.length) yield [carry];
+  } finally {
+    reader.cancel().catch(() => {});
+  }
+}
+
+function concat(a, b) {
+  const out = new Uint8Array(a.length + b.length);
+  out.set(a);
+  out.set(b, a.length);
+  return out;
+}
+
+const decoder = new TextDecoder();
+
+/** Decodes the bytes of one line (without its newline) to text. */
+export function lineText(line) {
+  const end = line.length && line[line.length - 1] === NEWLINE ? line.length - 1 : line.length;
+  return decoder.decode(line.subarray(0, end));
+}
+
+/**
  * POSTs body to path and yields one item per NDJSON line:
  * { type, payload, raw } where raw is the exact text of the payload as
  * received (the line with the envelope stripped). onOpen (optional) is
@@ -117,35 +197,17 @@ export async function getText(path, options = {}) {
  * ApiError. Aborting signal stops the stream (the generator then throws an
  * AbortError, which callers may ignore with isAbort).
  */
-export async function* streamNDJSON(path, body, { signal, onOpen } = {}) {
-  const response = await request(path, { method: 'POST', body, signal });
-  if (onOpen) onOpen(response);
-  if (!response.body) return;
-  const reader = response.body.getReader();
-  const decoder = new TextDecoder();
-  let buffer = '';
-  try {
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      buffer += decoder.decode(value, { stream: true });
-      let newline;
-      while ((newline = buffer.indexOf('\n')) >= 0) {
-        const line = buffer.slice(0, newline);
-        buffer = buffer.slice(newline + 1);
-        const item = parseLine(line);
-        if (item) yield item;
-      }
+export async function* streamNDJSON(path, body, options = {}) {
+  for await (const batch of readLines(path, body, options)) {
+    for (const line of batch) {
+      const item = parseLine(lineText(line));
+      if (item) yield item;
     }
-    buffer += decoder.decode();
-    const item = parseLine(buffer);
-    if (item) yield item;
-  } finally {
-    reader.cancel().catch(() => {});
   }
 }
 
-function parseLine(line) {
+/** Parses one NDJSON line: null for a blank one; an error line throws. */
+export function parseLine(line) {
   const text = line.trim();
   if (!text) return null;
   const message = JSON.parse(text);

@@ -1,6 +1,7 @@
 // The management UI shell: sign-in with the API token (kept in
-// sessionStorage, sent only in the Authorization header) and hash routing
-// between the views.
+// sessionStorage, sent only in the Authorization header), hash routing
+// between the views (focus moves to the view's heading), and the menu that
+// holds the navigation on narrow screens.
 import { request, getToken, setToken, clearToken, setUnauthorizedHandler, ApiError } from './api.js';
 import { $, showError, errorMessage } from './dom.js';
 import * as dashboard from './views/dashboard.js';
@@ -49,6 +50,9 @@ function route() {
     else link.removeAttribute('aria-current');
   }
   current = name;
+  setMenu(false);
+  $('nav-current').textContent = `: ${$(`h-${name}`).textContent}`;
+  $(`h-${name}`).focus({ preventScroll: true });
   Promise.resolve()
     .then(() => views[name].enter(params))
     .catch((error) => console.warn('view failed', error));
@@ -98,6 +102,32 @@ $('login').addEventListener('submit', (event) => {
     .finally(() => {
       button.disabled = false;
     });
+});
+
+function setMenu(open) {
+  $('nav-toggle').setAttribute('aria-expanded', String(open));
+  $('nav').classList.toggle('open', open);
+}
+
+$('nav-toggle').addEventListener('click', () => {
+  const open = $('nav-toggle').getAttribute('aria-expanded') !== 'true';
+  setMenu(open);
+  if (open) $('nav-list').querySelector('a').focus();
+});
+$('nav').addEventListener('keydown', (event) => {
+  if (event.key !== 'Escape' || !$('nav').classList.contains('open')) return;
+  setMenu(false);
+  $('nav-toggle').focus();
+});
+// A link to the view already shown changes no hash: close the menu and
+// move the focus to the view's heading all the same.
+$('nav-list').addEventListener('click', (event) => {
+  setMenu(false);
+  const link = event.target.closest('a');
+  if (link && current && link.getAttribute('href') === `#/${current}`) {
+    event.preventDefault();
+    $(`h-${current}`).focus();
+  }
 });
 
 $('logout').addEventListener('click', () => showLogin());

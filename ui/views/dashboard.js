@@ -124,9 +124,9 @@ function render(health, samples) {
   const rows = Object.entries(health.checks || {})
     .sort(([a], [b]) => a.localeCompare(b))
     .flatMap(([name, entries]) => entries.map((entry) => el('tr', {},
-      el('td', { text: name }),
-      el('td', {}, el('span', { class: `badge ${entry.status}`, text: entry.status || '' })),
-      el('td', { text: formatValue(entry) }))));
+      el('td', { text: name, 'data-label': 'Check' }),
+      el('td', { 'data-label': 'Status' }, el('span', { class: `badge ${entry.status}`, text: entry.status || '' })),
+      el('td', { text: formatValue(entry), 'data-label': 'Value' }))));
   $('checks').tBodies[0].replaceChildren(...rows);
 }
 

@@ -1,42 +1,55 @@
-// Events: paged event list (50 per page) with a detail panel that shows the
-// pretty and raw JSON and verifies the event's hash in the browser.
+// Events: a subject's events, 50 a page, with first, previous and next page
+// and jumps to an id or a time; a row opens the detail panel. Pages are
+// read with id bounds: a previous page is read in the opposite order.
 import { streamNDJSON, isAbort, Latest } from '../api.js';
 import { $, el, showError, errorMessage, formatTime } from '../dom.js';
-import { verifyHash } from '../hash.js';
+import { rowKeys, focusRow } from '../keys.js';
+import * as detail from './event-detail.js';
+import { normalizeTime, firstIdAtOrAfter } from './event-time.js';
 
 const PAGE_SIZE = 50;
+const ID = /^(0|[1-9][0-9]{0,18})$/;
 const requests = new Latest();
 let query = null; // { subject, recursive, order }
-let pageNumber = 1;
-let lastId = null;
-let hasMore = false;
-let byId = new Map();
-let detailToken = 0;
+let page = []; // [{ event, raw }] in list order
+let hasNext = false;
+let hasPrevious = false;
 
 export function init() {
+  detail.init();
   $('events-form').addEventListener('submit', (event) => {
     event.preventDefault();
     loadFirst();
   });
-  $('events-first').addEventListener('click', () => {
-    if (query) loadPage(null, 1);
+  $('events-first').addEventListener('click', () => go((signal) => pageFrom(null, 'inclusive', false, signal)));
+  $('events-next').addEventListener('click', () => go((signal) => pageFrom(last(), 'exclusive', true, signal)));
+  $('events-previous').addEventListener('click', () => go(previousPage));
+  $('events-goto-id').addEventListener('submit', (event) => {
+    event.preventDefault();
+    const text = $('events-id').value.trim();
+    if (!ID.test(text)) showError($('events-error'), 'Enter an event id: a whole number such as 1200.');
+    else go((signal) => jumpTo(text, `id ${text}`, signal));
   });
-  $('events-next').addEventListener('click', () => {
-    if (query && hasMore && lastId !== null) loadPage(lastId, pageNumber + 1);
+  $('events-goto-time').addEventListener('submit', (event) => {
+    event.preventDefault();
+    let time;
+    try {
+      time = normalizeTime($('events-time').value);
+    } catch (error) {
+      showError($('events-error'), errorMessage(error));
+      return;
+    }
+    go(async (signal) => {
+      const id = await firstIdAtOrAfter(time, signal);
+      return id === null ? `No event at or after ${time}.` : jumpTo(String(id), time, signal);
+    });
   });
   const tbody = $('events-table').tBodies[0];
   tbody.addEventListener('click', (event) => {
     const row = event.target.closest('tr[data-id]');
-    if (row) openDetail(row);
+    if (row) openRow(row);
   });
-  tbody.addEventListener('keydown', (event) => {
-    if (event.key !== 'Enter' && event.key !== ' ') return;
-    const row = event.target.closest('tr[data-id]');
-    if (!row) return;
-    event.preventDefault();
-    openDetail(row);
-  });
-  $('event-close').addEventListener('click', closeDetail);
+  rowKeys(tbody, 'tr[data-id]', openRow);
   updatePager();
 }
 
@@ -57,102 +70,110 @@ export function leave() {
 function loadFirst() {
   const subject = $('events-subject').value.trim() || '/';
   query = { subject, recursive: $('events-recursive').checked, order: $('events-order').value };
-  closeDetail();
-  loadPage(null, 1);
+  go((signal) => pageFrom(null, 'inclusive', false, signal));
 }
 
-async function loadPage(afterId, number) {
+const first = () => page[0].event.id;
+const last = () => page[page.length - 1].event.id;
+
+/**
+ * Runs step(signal) as the view's one request; step resolves to a page
+ * ({ entries, hasNext, hasPrevious }) to show, or to a message.
+ */
+async function go(step) {
+  if (!query) return;
   const own = requests.start();
   showError($('events-error'), '');
   $('events-info').textContent = 'Loading…';
-  const options = { recursive: query.recursive, order: query.order };
-  if (afterId !== null) {
-    const bound = { id: afterId, type: 'exclusive' };
-    if (query.order === 'antichronological') options.upperBound = bound;
-    else options.lowerBound = bound;
-  }
-  const page = [];
-  let more = false;
   try {
-    for await (const item of streamNDJSON('/api/v1/read-events', { subject: query.subject, options }, { signal: own.signal })) {
-      if (item.type !== 'event') continue;
-      if (page.length === PAGE_SIZE) {
-        more = true;
-        break;
-      }
-      page.push({ event: item.payload, raw: item.raw });
+    const outcome = await step(own.signal);
+    if (!requests.owns(own)) return;
+    if (typeof outcome === 'string') {
+      showError($('events-error'), outcome);
+      updateInfo();
+    } else {
+      ({ entries: page, hasNext, hasPrevious } = outcome);
+      render();
     }
   } catch (error) {
-    if (isAbort(error) && !requests.owns(own)) return;
-    if (!isAbort(error)) {
-      showError($('events-error'), `Could not read events: ${errorMessage(error)}`);
-      requests.finish(own);
-      $('events-info').textContent = '';
-      return;
-    }
+    if (isAbort(error) || !requests.owns(own)) return;
+    showError($('events-error'), `Could not read events: ${errorMessage(error)}`);
+    updateInfo();
+  } finally {
+    requests.finish(own);
   }
-  if (!requests.owns(own)) return;
-  own.abort(); // stop the rest of the stream once the page is full
-  requests.finish(own);
-  pageNumber = number;
-  hasMore = more;
-  lastId = page.length ? page[page.length - 1].event.id : null;
-  render(page);
 }
 
-function render(page) {
-  byId = new Map(page.map((entry) => [String(entry.event.id), entry]));
-  const rows = page.map(({ event }) => el('tr', { 'data-id': event.id, tabindex: 0 },
-    el('td', { class: 'num', text: event.id }),
-    el('td', { class: 'nowrap', text: formatTime(event.time), title: event.time }),
-    el('td', { text: event.subject }),
-    el('td', { text: event.type })));
-  if (!rows.length) {
-    rows.push(el('tr', {}, el('td', { colSpan: 4, class: 'muted', text: 'No events.' })));
+const REVERSED = { chronological: 'antichronological', antichronological: 'chronological' };
+
+/**
+ * Reads up to limit events of the subject in order, from bound id (null:
+ * from the start).
+ */
+async function read(order, id, type, limit, signal) {
+  const chronological = order === 'chronological';
+  const options = { recursive: query.recursive, order };
+  if (id !== null) options[chronological ? 'lowerBound' : 'upperBound'] = { id: String(id), type };
+  const entries = [];
+  for await (const item of streamNDJSON('/api/v1/read-events', { subject: query.subject, options }, { signal })) {
+    if (item.type !== 'event') continue;
+    entries.push({ event: item.payload, raw: item.raw });
+    if (entries.length === limit) break; // ends the stream
   }
+  return entries;
+}
+
+/** The page starting at id (null: the first page); previous tells whether events come before it, if known. */
+async function pageFrom(id, type, previous, signal) {
+  const entries = await read(query.order, id, type, PAGE_SIZE + 1, signal);
+  let before = previous;
+  if (before === undefined) {
+    before = entries.length > 0 && (await read(REVERSED[query.order], entries[0].event.id, 'exclusive', 1, signal)).length > 0;
+  }
+  return { entries: entries.slice(0, PAGE_SIZE), hasNext: entries.length > PAGE_SIZE, hasPrevious: before };
+}
+
+async function previousPage(signal) {
+  const entries = await read(REVERSED[query.order], first(), 'exclusive', PAGE_SIZE + 1, signal);
+  if (entries.length <= PAGE_SIZE) return pageFrom(null, 'inclusive', false, signal); // back at the start
+  return { entries: entries.slice(0, PAGE_SIZE).reverse(), hasNext: true, hasPrevious: true };
+}
+
+// The page that starts at the subject's first event at or after global id
+// (in either order, the first row is that event).
+async function jumpTo(id, what, signal) {
+  const found = await read('chronological', id, 'inclusive', 1, signal);
+  if (!found.length) return `No event of ${query.subject} at or after ${what}.`;
+  return pageFrom(found[0].event.id, 'inclusive', undefined, signal);
+}
+
+function openRow(row) {
+  const entry = page.find((e) => String(e.event.id) === row.dataset.id);
+  if (entry) detail.openDetail(row, entry);
+}
+
+function render() {
+  detail.closeDetail();
+  const rows = page.map(({ event }) => el('tr', { 'data-id': event.id, tabindex: -1 },
+    el('td', { class: 'num nowrap', text: event.id, 'data-label': 'Id' }),
+    el('td', { class: 'nowrap time', text: formatTime(event.time), title: event.time, 'data-label': 'Time' }),
+    el('td', { class: 'subject', text: event.subject, 'data-label': 'Subject' }),
+    el('td', { class: 'type', text: event.type, 'data-label': 'Type' })));
+  if (!rows.length) rows.push(el('tr', {}, el('td', { colSpan: 4, class: 'muted', text: 'No events.' })));
   $('events-table').tBodies[0].replaceChildren(...rows);
-  const first = page.length ? page[0].event.id : '';
+  focusRow(rows, -1, page.length ? rows[0] : null);
+  updateInfo();
+}
+
+function updateInfo() {
   $('events-info').textContent = page.length
-    ? `Page ${pageNumber}: ids ${first} – ${lastId} (${page.length} events)`
-    : `Page ${pageNumber}: no events`;
+    ? `Ids ${first()} – ${last()} (${page.length} events${hasPrevious ? '' : ', from the start'}${hasNext ? '' : ', to the end'})`
+    : 'No events';
   updatePager();
 }
 
 function updatePager() {
-  $('events-next').disabled = !hasMore;
-  $('events-first').disabled = !query || pageNumber <= 1;
-}
-
-function openDetail(row) {
-  const entry = byId.get(row.dataset.id);
-  if (!entry) return;
-  for (const other of row.parentElement.querySelectorAll('tr.selected')) other.classList.remove('selected');
-  row.classList.add('selected');
-  const { event, raw } = entry;
-  const token = ++detailToken;
-  $('event-detail-id').textContent = String(event.id);
-  $('event-pretty').textContent = JSON.stringify(event, null, 2);
-  $('event-raw').textContent = raw;
-  const badge = $('event-verified');
-  badge.dataset.state = 'pending';
-  badge.textContent = 'Verifying…';
-  $('event-detail').hidden = false;
-  $('event-detail').scrollIntoView({ block: 'nearest' });
-  verifyHash(event, raw)
-    .then((ok) => {
-      if (token !== detailToken) return;
-      badge.dataset.state = ok ? 'verified' : 'mismatch';
-      badge.textContent = ok ? 'Hash verified' : 'Hash mismatch';
-    })
-    .catch((error) => {
-      if (token !== detailToken) return;
-      badge.dataset.state = 'error';
-      badge.textContent = `Could not verify: ${errorMessage(error)}`;
-    });
-}
-
-function closeDetail() {
-  detailToken += 1;
-  $('event-detail').hidden = true;
-  for (const row of $('events-table').querySelectorAll('tr.selected')) row.classList.remove('selected');
+  $('events-next').disabled = !hasNext;
+  $('events-previous').disabled = !hasPrevious;
+  $('events-first').disabled = !query || !hasPrevious;
 }

@@ -1,12 +1,19 @@
-// Live tail: observes new events from the current head, newest first.
+// Live tail: observes new events from the current head, newest first. The
+// list is not a live region: assistive technology hears a polite summary
+// ("12 new events") at most every few seconds instead of every row.
 import { request, streamNDJSON, isAbort, Latest } from '../api.js';
 import { $, el, errorMessage, formatTime } from '../dom.js';
 
 const MAX_ITEMS = 500;
+const SUMMARY_MS = 5000;
 const requests = new Latest();
 let paused = false;
 let buffer = [];
 let beatTimer = null;
+let frame = 0;
+let received = 0;
+let announced = 0;
+let summaryTimer = 0;
 
 export function init() {
   $('live-form').addEventListener('submit', (event) => {
@@ -29,6 +36,8 @@ function setStatus(text, state = text) {
 }
 
 function setRunning(running) {
+  clearInterval(summaryTimer);
+  if (running) summaryTimer = setInterval(summarize, SUMMARY_MS);
   $('live-pause').disabled = !running;
   $('live-stop').disabled = !running;
   $('live-start').textContent = running ? 'Restart' : 'Start';
@@ -62,6 +71,9 @@ function togglePause() {
 async function start() {
   const own = requests.start();
   buffer = [];
+  received = 0;
+  announced = 0;
+  count();
   setPaused(false);
   setRunning(true);
   setStatus('connecting…', 'connecting');
@@ -111,20 +123,38 @@ function receive(event) {
   const type = $('live-type').value.trim();
   if (type && event.type !== type) return;
   buffer.push(event);
-  if (!paused) flush();
-  else $('live-pause').textContent = `Resume (${buffer.length} buffered)`;
+  received += 1;
+  if (paused) $('live-pause').textContent = `Resume (${buffer.length} buffered)`;
+  else if (!frame) frame = requestAnimationFrame(flush);
 }
 
+// Inserts the buffered events (at most a list's worth) in one go, once a frame.
 function flush() {
+  cancelAnimationFrame(frame);
+  frame = 0;
+  count();
   if (!buffer.length) return;
-  const list = $('live-events');
-  for (const event of buffer) {
-    list.prepend(el('li', { 'data-id': event.id },
-      el('span', { class: 'num', text: `#${event.id}` }),
-      el('span', { class: 'nowrap', text: formatTime(event.time), title: event.time }),
+  const items = document.createDocumentFragment();
+  for (const event of buffer.slice(-MAX_ITEMS).reverse()) {
+    items.append(el('li', { 'data-id': event.id },
+      el('span', { class: 'num nowrap', text: `#${event.id}` }),
+      el('span', { class: 'nowrap time', text: formatTime(event.time), title: event.time }),
       el('span', { class: 'subject', text: event.subject }),
       el('span', { class: 'type', text: event.type })));
   }
   buffer = [];
+  const list = $('live-events');
+  list.prepend(items);
   while (list.children.length > MAX_ITEMS) list.lastElementChild.remove();
+}
+
+function count() {
+  $('live-count').textContent = received ? `${received.toLocaleString('en-US')} received` : '';
+}
+
+function summarize() {
+  if (received === announced) return;
+  const n = received - announced;
+  announced = received;
+  $('live-summary').textContent = `${n.toLocaleString('en-US')} new ${n === 1 ? 'event' : 'events'}`;
 }

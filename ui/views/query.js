@@ -1,68 +1,136 @@
-// Query: runs an EventQL query and shows the rows as a table or as JSON.
-import { streamNDJSON, isAbort, ApiError, Latest } from '../api.js';
+// Query: runs an EventQL query and shows its rows as they stream in, in a
+// virtual grid (as a table or as JSON), with progress, Cancel, and an
+// export of the row lines exactly as the server sent them.
+import { readLines, lineText, parseLine, isAbort, ApiError, Latest } from '../api.js';
 import { $, el, showError, errorMessage } from '../dom.js';
+import { LineStore } from '../lines.js';
+import { QueryResult } from './query-result.js';
 
+const PATH = '/api/v1/run-eventql-query';
+const ROW = new TextEncoder().encode('{"type":"row","payload":');
 const requests = new Latest();
-let rows = [];
+let store = null;
+let result = null;
+let run = null; // { controller, started }
+let frame = 0;
 
 export function init() {
+  store = new LineStore(() => result.list.refresh());
+  result = new QueryResult(store);
   $('query-run').addEventListener('click', () => {
-    run();
+    start();
   });
+  $('query-cancel').addEventListener('click', cancel);
   $('query-text').addEventListener('keydown', (event) => {
     if (event.key === 'Enter' && (event.ctrlKey || event.metaKey)) {
       event.preventDefault();
-      run();
+      start();
     }
   });
   $('query-as-table').addEventListener('click', () => setView(false));
   $('query-as-json').addEventListener('click', () => setView(true));
   $('query-export').addEventListener('click', exportRows);
   setView(false);
-  renderRows();
+  setState('idle');
 }
 
 export function enter() {}
 
 export function leave() {
-  requests.stop();
+  cancel();
 }
 
 function setView(json) {
   $('query-as-table').setAttribute('aria-pressed', String(!json));
   $('query-as-json').setAttribute('aria-pressed', String(json));
-  $('query-table-wrap').hidden = json;
-  $('query-json').hidden = !json;
+  result.setJSON(json);
 }
 
-async function run() {
-  const own = requests.start();
-  const view = $('view-query');
-  view.dataset.state = 'running';
+function cancel() {
+  if (run) run.controller.abort();
+}
+
+async function start() {
+  const controller = requests.start();
+  run = { controller, started: performance.now() };
+  store.clear();
+  result.reset();
   showError($('query-error'), '');
-  $('query-run').disabled = true;
-  rows = [];
-  renderRows('Running…');
+  setState('running');
   try {
-    const stream = streamNDJSON('/api/v1/run-eventql-query', { query: $('query-text').value }, { signal: own.signal });
-    for await (const item of stream) {
-      if (!requests.owns(own)) return;
-      if (item.type === 'row') rows.push(item.payload);
+    for await (const batch of readLines(PATH, { query: $('query-text').value }, { signal: controller.signal })) {
+      if (!requests.owns(controller)) return;
+      for (const line of batch) take(line);
+      schedule();
     }
-    if (!requests.owns(own)) return;
-    renderRows();
-    view.dataset.state = 'done';
+    if (requests.owns(controller)) setState('done');
   } catch (error) {
-    if (!requests.owns(own) || isAbort(error)) return;
-    renderRows();
-    showQueryError(error);
-    view.dataset.state = 'error';
-  } finally {
-    if (requests.owns(own)) {
-      requests.finish(own);
-      $('query-run').disabled = false;
+    if (!requests.owns(controller)) return;
+    if (isAbort(error)) {
+      setState('cancelled');
+    } else {
+      setState('error');
+      showQueryError(error);
     }
+  } finally {
+    requests.finish(controller);
   }
+}
+
+// Keeps a row line's bytes; a heartbeat is dropped, an error line throws.
+function take(line) {
+  if (startsWith(line, ROW)) {
+    store.append(line);
+    return;
+  }
+  const item = parseLine(lineText(line));
+  if (item && item.type === 'row') store.append(line);
+}
+
+function startsWith(bytes, prefix) {
+  if (bytes.length < prefix.length) return false;
+  for (let i = 0; i < prefix.length; i += 1) if (bytes[i] !== prefix[i]) return false;
+  return true;
+}
+
+// The grid and the count follow the stream at most once a frame.
+function schedule() {
+  if (!frame) frame = requestAnimationFrame(update);
+}
+
+function update() {
+  cancelAnimationFrame(frame);
+  frame = 0;
+  const state = $('view-query').dataset.state;
+  result.update(state !== 'running');
+  const count = $('query-count');
+  const n = store.count;
+  const rows = `${n.toLocaleString('en-US')} ${n === 1 ? 'row' : 'rows'}`;
+  const seconds = run ? ((performance.now() - run.started) / 1000).toFixed(1) : '0';
+  count.dataset.value = String(n);
+  count.textContent = {
+    idle: '',
+    running: `Running… ${rows}, ${formatSize(store.size)}, ${seconds} s`,
+    done: `${rows} in ${seconds} s`,
+    cancelled: `Cancelled after ${rows}`,
+    error: `${rows} before the error`,
+  }[state];
+}
+
+function setState(state) {
+  $('view-query').dataset.state = state;
+  const running = state === 'running';
+  $('query-run').disabled = running;
+  $('query-cancel').disabled = !running;
+  $('query-export').disabled = running || store.count === 0;
+  $('query-table').setAttribute('aria-busy', String(running));
+  update();
+  const status = { running: 'Query running.', done: `Query done: ${$('query-count').textContent}.`, cancelled: `${$('query-count').textContent}.` }[state];
+  if (status) $('query-status').textContent = status;
+}
+
+function formatSize(bytes) {
+  return bytes < 1 << 20 ? `${(bytes / 1024).toFixed(0)} KiB` : `${(bytes / (1 << 20)).toFixed(1)} MiB`;
 }
 
 function showQueryError(error) {
@@ -76,7 +144,13 @@ function showQueryError(error) {
     placeCaret(line, col);
     return;
   }
-  showError($('query-error'), message);
+  if (error instanceof ApiError && error.status === 200) {
+    showError($('query-error'), `The query stopped with an error after ${store.count.toLocaleString('en-US')} rows: ${message}`);
+  } else if (error instanceof ApiError) {
+    showError($('query-error'), message);
+  } else {
+    showError($('query-error'), `Could not run the query: ${message}`);
+  }
 }
 
 function placeCaret(line, col) {
@@ -90,39 +164,14 @@ function placeCaret(line, col) {
   area.setSelectionRange(offset, offset);
 }
 
-function cellText(value) {
-  if (value === undefined) return '';
-  if (value !== null && typeof value === 'object') return JSON.stringify(value);
-  return String(value);
-}
-
-function renderRows(pending) {
-  const table = $('query-table');
-  const isObject = (r) => r !== null && typeof r === 'object' && !Array.isArray(r);
-  const objects = rows.length > 0 && rows.every(isObject);
-  let columns = ['value'];
-  if (objects) {
-    const keys = new Set();
-    for (const row of rows) for (const key of Object.keys(row)) keys.add(key);
-    columns = [...keys];
-  }
-  table.tHead.replaceChildren(el('tr', {}, ...columns.map((c) => el('th', { scope: 'col', text: c }))));
-  table.tBodies[0].replaceChildren(...rows.map((row) => el('tr', {},
-    ...(objects ? columns.map((c) => el('td', { text: cellText(row[c]) })) : [el('td', { text: cellText(row) })]))));
-  $('query-json').textContent = rows.map((row) => JSON.stringify(row)).join('\n');
-  const count = $('query-count');
-  count.dataset.value = String(rows.length);
-  count.textContent = pending || `${rows.length} ${rows.length === 1 ? 'row' : 'rows'}`;
-  $('query-export').disabled = rows.length === 0;
-}
-
+// Downloads the row lines as received: the file is the response body without
+// its heartbeat (and error) lines, byte for byte.
 function exportRows() {
-  const text = rows.map((row) => JSON.stringify(row)).join('\n') + (rows.length ? '\n' : '');
-  const url = URL.createObjectURL(new Blob([text], { type: 'application/x-ndjson' }));
+  const url = URL.createObjectURL(store.blob('application/x-ndjson'));
   const link = el('a', { href: url, download: 'query.ndjson' });
   link.hidden = true;
   document.body.append(link);
   link.click();
   link.remove();
-  setTimeout(() => URL.revokeObjectURL(url), 1000);
+  setTimeout(() => URL.revokeObjectURL(url), 60000);
 }

@@ -1,6 +1,7 @@
 // Event types: known types with their schemas, and schema registration.
 import { streamNDJSON, request, isAbort, Latest } from '../api.js';
 import { $, el, showError, errorMessage } from '../dom.js';
+import { rowKeys, focusRow } from '../keys.js';
 
 const requests = new Latest();
 let types = new Map();
@@ -14,11 +15,7 @@ export function init() {
     const row = event.target.closest('tr[data-type]');
     if (row) showSchema(row.dataset.type);
   });
-  tbody.addEventListener('keydown', (event) => {
-    if (event.key !== 'Enter' || event.target.tagName === 'BUTTON') return;
-    const row = event.target.closest('tr[data-type]');
-    if (row) showSchema(row.dataset.type);
-  });
+  rowKeys(tbody, 'tr[data-type]', (row) => showSchema(row.dataset.type));
   $('register').addEventListener('submit', (event) => {
     event.preventDefault();
     register();
@@ -56,14 +53,17 @@ async function load() {
 function render() {
   const rows = [...types.values()].map((t) => {
     const hasSchema = Object.prototype.hasOwnProperty.call(t, 'schema');
-    return el('tr', { 'data-type': t.eventType, tabindex: 0 },
-      el('td', { class: 'mono', text: t.eventType }),
-      el('td', { text: t.isPhantom ? 'yes' : 'no' }),
-      el('td', { text: hasSchema ? 'yes' : 'no' }),
-      el('td', {}, el('button', { type: 'button', class: 'secondary small', text: 'View', 'aria-label': `View schema of ${t.eventType}` })));
+    // The row is the table's keyboard stop (Enter shows the schema); the
+    // button is for the mouse and for reading.
+    return el('tr', { 'data-type': t.eventType, tabindex: -1 },
+      el('td', { class: 'mono', text: t.eventType, 'data-label': 'Type' }),
+      el('td', { text: t.isPhantom ? 'yes' : 'no', 'data-label': 'Phantom' }),
+      el('td', { text: hasSchema ? 'yes' : 'no', 'data-label': 'Schema' }),
+      el('td', { class: 'actions' }, el('button', { type: 'button', class: 'secondary small', text: 'View', tabindex: -1, 'aria-label': `View schema of ${t.eventType}` })));
   });
   if (!rows.length) rows.push(el('tr', {}, el('td', { colSpan: 4, class: 'muted', text: 'No event types.' })));
   $('types-table').tBodies[0].replaceChildren(...rows);
+  focusRow(rows, -1, types.size ? rows[0] : null);
 }
 
 function showSchema(name) {
