@@ -82,7 +82,8 @@ type Call struct {
 	Pos  Pos
 	Name string // upper case
 	Args []Expr
-	agg  int // index among the level's aggregates; -1 for scalar functions
+	agg  int       // index among the level's aggregates; -1 for scalar functions
+	fn   *function // set by the checker
 }
 
 // Unary is -x or +x.

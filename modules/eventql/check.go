@@ -164,7 +164,7 @@ func (c *checker) query(q *Query) error {
 func containsAggregate(e Expr) bool {
 	found := false
 	walk(e, func(x Expr) {
-		if call, ok := x.(*Call); ok && aggregates[call.Name] != nil {
+		if call, ok := x.(*Call); ok && isAggregate(call.Name) {
 			found = true
 		}
 	})
@@ -384,126 +384,13 @@ func (c *checker) binary(x *Binary, sc *scope, cl *clause) (stype, error) {
 	return tNumber, nil
 }
 
-// param is a parameter of a function: the kinds it takes.
-type param []Kind
-
-var (
-	pNumber    = param{KindInt, KindFloat}
-	pInt       = param{KindInt}
-	pString    = param{KindString}
-	pBool      = param{KindBool}
-	pDate      = param{KindDate, KindDateTime}
-	pTime      = param{KindTime, KindDateTime}
-	pOrderable = param{KindInt, KindFloat, KindString, KindDateTime, KindDate, KindTime}
-	pAny       = param(nil)
-)
-
-// accepts reports whether a value of static type t may be passed.
-func (p param) accepts(t stype) bool {
-	if p == nil || !t.known() {
-		return true
-	}
-	for _, k := range p {
-		if k == t.kind || (t.kind == kindNumber && (k == KindInt || k == KindFloat)) {
-			return true
-		}
-	}
-	return false
-}
-
-func (p param) String() string {
-	names := make([]string, len(p))
-	for i, k := range p {
-		names[i] = k.String()
-	}
-	return strings.Join(names, " or ")
-}
-
-// function describes a scalar function or an aggregate.
-type function struct {
-	params   []param
-	optional int // trailing parameters that may be left out
-	result   func(args []stype) stype
-}
-
-func fixed(t stype) func([]stype) stype { return func([]stype) stype { return t } }
-
-func sameAsFirst(args []stype) stype {
-	if len(args) == 0 {
-		return tAny
-	}
-	return args[0]
-}
-
-var functions = map[string]*function{
-	"ABS":        {params: []param{pNumber}, result: sameAsFirst},
-	"CEIL":       {params: []param{pNumber}, result: fixed(tInt)},
-	"FLOOR":      {params: []param{pNumber}, result: fixed(tInt)},
-	"ROUND":      {params: []param{pNumber}, result: fixed(tInt)},
-	"POW":        {params: []param{pNumber, pNumber}, result: fixed(tFloat)},
-	"SQRT":       {params: []param{pNumber}, result: fixed(tFloat)},
-	"EXP":        {params: []param{pNumber}, result: fixed(tFloat)},
-	"COS":        {params: []param{pNumber}, result: fixed(tFloat)},
-	"PI":         {result: fixed(tFloat)},
-	"RAND":       {result: fixed(tFloat)},
-	"LEN":        {params: []param{pString}, result: fixed(tInt)},
-	"UPPER":      {params: []param{pString}, result: fixed(tString)},
-	"LOWER":      {params: []param{pString}, result: fixed(tString)},
-	"TRIM":       {params: []param{pString}, result: fixed(tString)},
-	"LTRIM":      {params: []param{pString}, result: fixed(tString)},
-	"RTRIM":      {params: []param{pString}, result: fixed(tString)},
-	"SUBSTRING":  {params: []param{pString, pInt, pInt}, optional: 1, result: fixed(tString)},
-	"INSTR":      {params: []param{pString, pString}, result: fixed(tInt)},
-	"REPLACE":    {params: []param{pString, pString, pString}, result: fixed(tString)},
-	"STARTSWITH": {params: []param{pString, pString}, result: fixed(tBool)},
-	"ENDSWITH":   {params: []param{pString, pString}, result: fixed(tBool)},
-	"NOW":        {result: fixed(tDT)},
-	"YEAR":       {params: []param{pDate}, result: fixed(tInt)},
-	"MONTH":      {params: []param{pDate}, result: fixed(tInt)},
-	"DAY":        {params: []param{pDate}, result: fixed(tInt)},
-	"WEEKDAY":    {params: []param{pDate}, result: fixed(tInt)},
-	"HOUR":       {params: []param{pTime}, result: fixed(tInt)},
-	"MINUTE":     {params: []param{pTime}, result: fixed(tInt)},
-	"SECOND":     {params: []param{pTime}, result: fixed(tInt)},
-	"IF": {params: []param{pBool, pAny, pAny}, result: func(args []stype) stype {
-		a, b := args[1], args[2]
-		switch {
-		case a == b:
-			return a
-		case a.kind == KindNull:
-			return b
-		case b.kind == KindNull:
-			return a
-		case a.kind.isNumber() && b.kind.isNumber():
-			return tNumber
-		}
-		return tAny
-	}},
-}
-
-var aggregates = map[string]*function{
-	"COUNT": {params: []param{pBool}, optional: 1, result: fixed(tInt)},
-	"SUM": {params: []param{pNumber}, result: func(args []stype) stype {
-		if args[0].kind == KindInt || args[0].kind == KindFloat {
-			return args[0]
-		}
-		return tNumber
-	}},
-	"AVG":      {params: []param{pNumber}, result: fixed(tFloat)},
-	"MEDIAN":   {params: []param{pNumber}, result: fixed(tFloat)},
-	"VARIANCE": {params: []param{pNumber}, result: fixed(tFloat)},
-	"STDDEV":   {params: []param{pNumber}, result: fixed(tFloat)},
-	"MIN":      {params: []param{pOrderable}, result: sameAsFirst},
-	"MAX":      {params: []param{pOrderable}, result: sameAsFirst},
-	"UNIQUE":   {params: []param{pAny}, result: sameAsFirst},
-}
-
 func (c *checker) call(x *Call, sc *scope, cl *clause) (stype, error) {
-	fn, isFunc := functions[x.Name]
-	agg, isAgg := aggregates[x.Name]
-	if !isFunc && !isAgg {
+	fn, ok := functions[x.Name]
+	if !ok {
 		return tAny, staticErr(x.Pos, "unknown function '%s'", x.Name)
 	}
+	x.fn = fn
+	isAgg := fn.accumulator != nil
 	if isAgg {
 		switch {
 		case !cl.aggs:
@@ -511,7 +398,6 @@ func (c *checker) call(x *Call, sc *scope, cl *clause) (stype, error) {
 		case cl.inAgg:
 			return tAny, staticErr(x.Pos, "aggregate %s must not be nested in another aggregate", x.Name)
 		}
-		fn = agg
 		cl.sawAgg = true
 		x.agg = len(cl.q.aggs)
 		cl.q.aggs = append(cl.q.aggs, x)
