@@ -185,8 +185,10 @@ func walk(e Expr, fn func(Expr)) {
 	case *Not:
 		walk(x.X, fn)
 	case *Binary:
-		walk(x.L, fn)
-		walk(x.R, fn)
+		walk(x.X, fn)
+		for _, step := range x.Steps {
+			walk(step.Y, fn)
+		}
 	case *Cast:
 		walk(x.X, fn)
 	case *ArrayLit:
@@ -198,17 +200,6 @@ func walk(e Expr, fn func(Expr)) {
 			walk(a, fn)
 		}
 	}
-}
-
-// describe renders an alias reference for messages: "e.id" for e.id.
-func describeRef(e Expr) string {
-	switch x := e.(type) {
-	case *AliasRef:
-		return x.Name
-	case *Field:
-		return describeRef(x.X) + "." + x.Name
-	}
-	return "expression"
 }
 
 func (c *checker) expr(e Expr, sc *scope, cl *clause) (stype, error) {
@@ -236,28 +227,14 @@ func (c *checker) expr(e Expr, sc *scope, cl *clause) (stype, error) {
 			return tAny, err
 		}
 		if cl.grouped && !cl.inAgg && cl.alias != "" && cl.aliasPos == x.X.position() {
-			cl.alias = describeRef(x)
+			cl.alias += "." + x.Path[0].Name // "e.id" for e.id
 		}
-		switch t.source {
-		case SourceEvents:
-			ft, ok := eventFields[x.Name]
-			if !ok {
-				return tAny, staticErr(x.Pos, "unknown event field '%s'", x.Name)
+		for _, name := range x.Path {
+			if t, err = fieldType(t, name); err != nil {
+				return tAny, err
 			}
-			return ft, nil
-		case SourceSubjects:
-			if x.Name != "subject" {
-				return tAny, staticErr(x.Pos, "unknown subject field '%s'", x.Name)
-			}
-			return tString, nil
-		case SourceEventTypes:
-			ft, ok := eventTypeFields[strings.ToLower(x.Name)]
-			if !ok {
-				return tAny, staticErr(x.Pos, "unknown event type field '%s'", x.Name)
-			}
-			return ft, nil
 		}
-		return tAny, nil
+		return t, nil
 	case *ArrayLit:
 		for _, el := range x.Elems {
 			if _, err := c.expr(el, sc, cl); err != nil {
@@ -295,16 +272,43 @@ func (c *checker) expr(e Expr, sc *scope, cl *clause) (stype, error) {
 		if err != nil {
 			return tAny, err
 		}
-		if t.known() && !canConvert(t.kind, x.Type) {
-			return tAny, staticErr(x.Pos, "cannot convert %s to %s", t.kind, x.Type)
+		for _, conv := range x.Steps {
+			if t.known() && !canConvert(t.kind, conv.Type) {
+				return tAny, staticErr(conv.Pos, "cannot convert %s to %s", t.kind, conv.Type)
+			}
+			t = stype{kind: conv.Type}
 		}
-		return stype{kind: x.Type}, nil
+		return t, nil
 	case *Binary:
 		return c.binary(x, sc, cl)
 	case *Call:
 		return c.call(x, sc, cl)
 	}
 	return tAny, staticErr(e.position(), "unexpected expression")
+}
+
+// fieldType is the type of field name of a value of type t.
+func fieldType(t stype, name FieldName) (stype, error) {
+	switch t.source {
+	case SourceEvents:
+		ft, ok := eventFields[name.Name]
+		if !ok {
+			return tAny, staticErr(name.Pos, "unknown event field '%s'", name.Name)
+		}
+		return ft, nil
+	case SourceSubjects:
+		if name.Name != "subject" {
+			return tAny, staticErr(name.Pos, "unknown subject field '%s'", name.Name)
+		}
+		return tString, nil
+	case SourceEventTypes:
+		ft, ok := eventTypeFields[strings.ToLower(name.Name)]
+		if !ok {
+			return tAny, staticErr(name.Pos, "unknown event type field '%s'", name.Name)
+		}
+		return ft, nil
+	}
+	return tAny, nil
 }
 
 // canConvert reports whether values of kind from can ever convert to to
@@ -327,15 +331,26 @@ func canConvert(from, to Kind) bool {
 	return false
 }
 
+// binary checks a chain step by step, from the left.
 func (c *checker) binary(x *Binary, sc *scope, cl *clause) (stype, error) {
-	l, err := c.expr(x.L, sc, cl)
+	l, err := c.expr(x.X, sc, cl)
 	if err != nil {
 		return tAny, err
 	}
-	r, err := c.expr(x.R, sc, cl)
-	if err != nil {
-		return tAny, err
+	for _, step := range x.Steps {
+		r, err := c.expr(step.Y, sc, cl)
+		if err != nil {
+			return tAny, err
+		}
+		if l, err = operationType(step, l, r); err != nil {
+			return tAny, err
+		}
 	}
+	return l, nil
+}
+
+// operationType is the type of l op r.
+func operationType(x Operation, l, r stype) (stype, error) {
 	switch x.Op {
 	case "AND", "OR", "XOR":
 		for _, t := range []stype{l, r} {
