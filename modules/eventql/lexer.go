@@ -1,7 +1,3 @@
-// Package eventql is the EventQL query language: lexer, parser, static
-// checker, planner and a streaming executor over a Database snapshot. It
-// knows nothing of HTTP or of the storage engine; the store provides a
-// Database, the API turns rows into NDJSON.
 package eventql
 
 import (
