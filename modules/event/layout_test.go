@@ -2,8 +2,6 @@ package event
 
 import (
 	"bytes"
-	"encoding/json"
-	"io"
 	"strings"
 	"testing"
 	"time"
@@ -14,23 +12,12 @@ import (
 // recordKeys returns the keys of a record's JSON object in their order.
 func recordKeys(t *testing.T, r Record) []string {
 	t.Helper()
-	dec := json.NewDecoder(bytes.NewReader(append(bytes.Clone(r.JSON), '}')))
 	var keys []string
-	if _, err := dec.Token(); err != nil {
-		t.Fatal(err)
-	}
-	for dec.More() {
-		key, err := dec.Token()
-		if err != nil {
-			t.Fatal(err)
-		}
-		keys = append(keys, key.(string))
-		var skip json.RawMessage
-		if err := dec.Decode(&skip); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := dec.Token(); err != nil && err != io.EOF {
+	sc := jsonscan.New(append(bytes.Clone(r.JSON), '}'))
+	if err := sc.Object(func(key string) error {
+		keys = append(keys, key)
+		return sc.Skip()
+	}); err != nil {
 		t.Fatal(err)
 	}
 	return keys
