@@ -148,6 +148,9 @@ type RecordLit struct {
 	Values []Expr
 }
 
+// A chain stands where its last step does: the operator applied last,
+// at the root of the nested operations it stands for.
+
 func (e *Literal) position() Pos   { return e.Pos }
 func (e *AliasRef) position() Pos  { return e.Pos }
 func (e *Field) position() Pos     { return e.Path[len(e.Path)-1].Pos }
