@@ -1,36 +1,59 @@
 package event
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
+
+	"github.com/eventstore-service/eventstore/modules/jsonscan"
 )
 
 // Fields are the fields of a stored event, decoded from its record.
 type Fields struct {
-	Source          string          `json:"source"`
-	Subject         string          `json:"subject"`
-	Type            string          `json:"type"`
-	TraceParent     string          `json:"traceparent"`
-	TraceState      string          `json:"tracestate"`
-	SpecVersion     string          `json:"specversion"`
-	ID              string          `json:"id"`
-	Time            string          `json:"time"`
-	DataContentType string          `json:"datacontenttype"`
-	PredecessorHash string          `json:"predecessorhash"`
-	Data            json.RawMessage `json:"data"`
-	Hash            string          `json:"hash"`
+	Source          string
+	Subject         string
+	Type            string
+	TraceParent     string
+	TraceState      string
+	SpecVersion     string
+	ID              string
+	Time            string
+	DataContentType string
+	PredecessorHash string
+	Data            json.RawMessage
+	Hash            string
 }
 
-// Decode returns the fields of r.
+// Decode returns the fields of r, with data checked to be JSON and
+// copied.
 func Decode(r Record) (Fields, error) {
-	var f Fields
-	raw := make([]byte, 0, len(r.JSON)+1)
-	raw = append(append(raw, r.JSON...), '}')
-	if err := json.Unmarshal(raw, &f); err != nil {
+	sc := jsonscan.New(nil)
+	m, err := r.Split(sc)
+	if err != nil {
 		return Fields{}, fmt.Errorf("decode record: %w", err)
 	}
+	var f Fields
+	for member, dst := range [...]*string{
+		MemberSource: &f.Source, MemberSubject: &f.Subject, MemberType: &f.Type,
+		MemberTraceParent: &f.TraceParent, MemberTraceState: &f.TraceState, MemberSpecVersion: &f.SpecVersion,
+		MemberID: &f.ID, MemberTime: &f.Time, MemberDataContentType: &f.DataContentType,
+		MemberPredecessorHash: &f.PredecessorHash, MemberHash: &f.Hash,
+	} {
+		if dst == nil || m[member] == nil {
+			continue
+		}
+		sc.Reset(m[member])
+		if *dst, _, err = sc.String(); err != nil {
+			return Fields{}, fmt.Errorf("decode record %d: member %s: %w", r.ID, Member(member).Name(), err)
+		}
+	}
+	sc.Reset(m[MemberData])
+	if err := errors.Join(sc.Skip(), sc.End()); err != nil {
+		return Fields{}, fmt.Errorf("decode record %d: data: %w", r.ID, err)
+	}
+	f.Data = bytes.Clone(m[MemberData])
 	if f.ID != strconv.FormatUint(r.ID, 10) {
 		return Fields{}, fmt.Errorf("record %d carries the id %q", r.ID, f.ID)
 	}

@@ -33,14 +33,12 @@ type Candidate struct {
 
 // Record is a stored event in its emitted JSON form, up to and including
 // the hash but without the signature and the closing brace: the signature
-// depends on the key the service runs with, so it is added on output.
+// depends on the key the service runs with, so it is added on output. Its
+// members stand as Member tells.
 type Record struct {
 	ID   uint64
 	JSON []byte
 }
-
-// hashSuffixLength is the length of `"hash":"<64 hex>"` at the end of Record.JSON.
-const hashSuffixLength = len(`"hash":"`) + 64 + 1
 
 // Hash returns the hash of the record as 64 lowercase hex digits.
 func (r Record) Hash() string {
@@ -50,7 +48,7 @@ func (r Record) Hash() string {
 // HashBytes returns the hash hex digits inside the record's JSON, without copying.
 func (r Record) HashBytes() []byte {
 	n := len(r.JSON)
-	return r.JSON[n-65 : n-1]
+	return r.JSON[n-1-64 : n-1]
 }
 
 // NextTime returns the time of an event written at now after an event of
@@ -127,33 +125,31 @@ func appendHash(dst []byte, metaSum [sha256.Size]byte, data []byte) []byte {
 // returned grown; the record keeps pointing at its bytes either way.
 func Seal(buf []byte, c Candidate, id uint64, eventTime time.Time, predecessorHash []byte) ([]byte, Record) {
 	start := len(buf)
-	buf = append(buf, `{"source":`...)
-	buf = jsonscan.AppendString(buf, c.Source)
-	buf = append(buf, `,"subject":`...)
-	buf = jsonscan.AppendString(buf, c.Subject)
-	buf = append(buf, `,"type":`...)
-	buf = jsonscan.AppendString(buf, c.Type)
+	buf = jsonscan.AppendString(append(buf, memberKeys[MemberSource]...), c.Source)
+	buf = jsonscan.AppendString(append(buf, memberKeys[MemberSubject]...), c.Subject)
+	buf = jsonscan.AppendString(append(buf, memberKeys[MemberType]...), c.Type)
 	if c.TraceParent != "" {
-		buf = append(buf, `,"traceparent":`...)
-		buf = jsonscan.AppendString(buf, c.TraceParent)
+		buf = jsonscan.AppendString(append(buf, memberKeys[MemberTraceParent]...), c.TraceParent)
 	}
 	if c.TraceState != "" {
-		buf = append(buf, `,"tracestate":`...)
-		buf = jsonscan.AppendString(buf, c.TraceState)
+		buf = jsonscan.AppendString(append(buf, memberKeys[MemberTraceState]...), c.TraceState)
 	}
-	buf = append(buf, `,"specversion":"1.0","id":"`...)
+	buf = append(append(buf, memberKeys[MemberSpecVersion]...), `"`+SpecVersion+`"`...)
+	buf = append(append(buf, memberKeys[MemberID]...), '"')
 	idStart := len(buf)
 	buf = strconv.AppendUint(buf, id, 10)
 	idEnd := len(buf)
-	buf = append(buf, `","time":"`...)
+	buf = append(append(buf, '"'), memberKeys[MemberTime]...)
+	buf = append(buf, '"')
 	timeStart := len(buf)
 	buf = appendTime(buf, eventTime)
 	timeEnd := len(buf)
-	buf = append(buf, `","datacontenttype":"application/json","predecessorhash":"`...)
-	buf = append(buf, predecessorHash...)
-	buf = append(buf, `","data":`...)
-	buf = append(buf, c.Data...)
-	buf = append(buf, `,"hash":"`...)
+	buf = append(append(buf, '"'), memberKeys[MemberDataContentType]...)
+	buf = append(buf, `"`+DataContentType+`"`...)
+	buf = append(append(buf, memberKeys[MemberPredecessorHash]...), '"')
+	buf = append(append(buf, predecessorHash...), '"')
+	buf = append(append(buf, memberKeys[MemberData]...), c.Data...)
+	buf = append(append(buf, memberKeys[MemberHash]...), '"')
 
 	// The metadata is assembled past the end of the record, hashed, and cut off again.
 	mark := len(buf)

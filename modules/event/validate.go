@@ -1,7 +1,3 @@
-// Package event holds the event record of the store and its rules: the
-// validation of candidates, the canonical form of event data, the time, hash
-// and JSON form of stored events, and their optional Ed25519 signature. It is
-// the shared vocabulary of the storage engine, the HTTP API and EventQL.
 package event
 
 import (

@@ -17,28 +17,6 @@ type accumulator interface {
 // perValue is the accounted memory of one kept value beyond its JSON.
 const perValue = 64
 
-func newAccumulator(name string, args int) accumulator {
-	switch name {
-	case "COUNT":
-		return &countAcc{all: args == 0}
-	case "SUM":
-		return &sumAcc{}
-	case "AVG":
-		return &avgAcc{}
-	case "MIN":
-		return &extremeAcc{want: -1, name: name}
-	case "MAX":
-		return &extremeAcc{want: 1, name: name}
-	case "MEDIAN":
-		return &medianAcc{}
-	case "VARIANCE":
-		return &varianceAcc{}
-	case "STDDEV":
-		return &varianceAcc{stddev: true}
-	}
-	return &uniqueAcc{}
-}
-
 func needsNumber(name string, v Value, pos Pos) error {
 	if !v.kind.isNumber() {
 		return runtimeErr(pos, "%s needs numbers, got %s", name, v.kind)

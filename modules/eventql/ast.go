@@ -70,10 +70,16 @@ type AliasRef struct {
 	slot int // index of the alias in its level, set by the checker
 }
 
-// Field is x.name.
+// Field is field access x.a.b…: the fields of Path, read one after the
+// other. A chain of accesses is one node, so it does not deepen the tree.
 type Field struct {
-	Pos  Pos // of the name
 	X    Expr
+	Path []FieldName
+}
+
+// FieldName is one step of a Field.
+type FieldName struct {
+	Pos  Pos
 	Name string
 }
 
@@ -82,7 +88,8 @@ type Call struct {
 	Pos  Pos
 	Name string // upper case
 	Args []Expr
-	agg  int // index among the level's aggregates; -1 for scalar functions
+	agg  int       // index among the level's aggregates; -1 for scalar functions
+	fn   *function // set by the checker
 }
 
 // Unary is -x or +x.
@@ -98,17 +105,33 @@ type Not struct {
 	X   Expr
 }
 
-// Binary is a binary operator: arithmetic, comparison, CONTAINS, AND, OR, XOR.
+// Binary is a chain of binary operators of one precedence level, applied
+// from left to right: X op₁ Y₁ op₂ Y₂ is (X op₁ Y₁) op₂ Y₂. A chain is one
+// node, so a long one does not deepen the tree. Arithmetic chains mix + and
+// - or * and /; AND, OR and XOR chains repeat one operator; comparisons and
+// CONTAINS, which do not chain, have one step.
 type Binary struct {
-	Pos  Pos
-	Op   string // "+", "==", "AND", "CONTAINS", …
-	L, R Expr
+	X     Expr
+	Steps []Operation
 }
 
-// Cast is x AS type.
+// Operation is one step of a Binary: the operator and its right operand.
+type Operation struct {
+	Pos Pos
+	Op  string // "+", "==", "AND", "CONTAINS", …
+	Y   Expr
+}
+
+// Cast is x AS type, repeated: the conversions of Steps, one after the
+// other.
 type Cast struct {
+	X     Expr
+	Steps []Conversion
+}
+
+// Conversion is one step of a Cast.
+type Conversion struct {
 	Pos  Pos // of AS
-	X    Expr
 	Type Kind
 }
 
@@ -125,13 +148,16 @@ type RecordLit struct {
 	Values []Expr
 }
 
+// A chain stands where its last step does: the operator applied last,
+// at the root of the nested operations it stands for.
+
 func (e *Literal) position() Pos   { return e.Pos }
 func (e *AliasRef) position() Pos  { return e.Pos }
-func (e *Field) position() Pos     { return e.Pos }
+func (e *Field) position() Pos     { return e.Path[len(e.Path)-1].Pos }
 func (e *Call) position() Pos      { return e.Pos }
 func (e *Unary) position() Pos     { return e.Pos }
 func (e *Not) position() Pos       { return e.Pos }
-func (e *Binary) position() Pos    { return e.Pos }
-func (e *Cast) position() Pos      { return e.Pos }
+func (e *Binary) position() Pos    { return e.Steps[len(e.Steps)-1].Pos }
+func (e *Cast) position() Pos      { return e.Steps[len(e.Steps)-1].Pos }
 func (e *ArrayLit) position() Pos  { return e.Pos }
 func (e *RecordLit) position() Pos { return e.Pos }

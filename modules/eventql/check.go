@@ -164,7 +164,7 @@ func (c *checker) query(q *Query) error {
 func containsAggregate(e Expr) bool {
 	found := false
 	walk(e, func(x Expr) {
-		if call, ok := x.(*Call); ok && aggregates[call.Name] != nil {
+		if call, ok := x.(*Call); ok && isAggregate(call.Name) {
 			found = true
 		}
 	})
@@ -185,8 +185,10 @@ func walk(e Expr, fn func(Expr)) {
 	case *Not:
 		walk(x.X, fn)
 	case *Binary:
-		walk(x.L, fn)
-		walk(x.R, fn)
+		walk(x.X, fn)
+		for _, step := range x.Steps {
+			walk(step.Y, fn)
+		}
 	case *Cast:
 		walk(x.X, fn)
 	case *ArrayLit:
@@ -198,17 +200,6 @@ func walk(e Expr, fn func(Expr)) {
 			walk(a, fn)
 		}
 	}
-}
-
-// describe renders an alias reference for messages: "e.id" for e.id.
-func describeRef(e Expr) string {
-	switch x := e.(type) {
-	case *AliasRef:
-		return x.Name
-	case *Field:
-		return describeRef(x.X) + "." + x.Name
-	}
-	return "expression"
 }
 
 func (c *checker) expr(e Expr, sc *scope, cl *clause) (stype, error) {
@@ -236,28 +227,14 @@ func (c *checker) expr(e Expr, sc *scope, cl *clause) (stype, error) {
 			return tAny, err
 		}
 		if cl.grouped && !cl.inAgg && cl.alias != "" && cl.aliasPos == x.X.position() {
-			cl.alias = describeRef(x)
+			cl.alias += "." + x.Path[0].Name // "e.id" for e.id
 		}
-		switch t.source {
-		case SourceEvents:
-			ft, ok := eventFields[x.Name]
-			if !ok {
-				return tAny, staticErr(x.Pos, "unknown event field '%s'", x.Name)
+		for _, name := range x.Path {
+			if t, err = fieldType(t, name); err != nil {
+				return tAny, err
 			}
-			return ft, nil
-		case SourceSubjects:
-			if x.Name != "subject" {
-				return tAny, staticErr(x.Pos, "unknown subject field '%s'", x.Name)
-			}
-			return tString, nil
-		case SourceEventTypes:
-			ft, ok := eventTypeFields[strings.ToLower(x.Name)]
-			if !ok {
-				return tAny, staticErr(x.Pos, "unknown event type field '%s'", x.Name)
-			}
-			return ft, nil
 		}
-		return tAny, nil
+		return t, nil
 	case *ArrayLit:
 		for _, el := range x.Elems {
 			if _, err := c.expr(el, sc, cl); err != nil {
@@ -295,16 +272,43 @@ func (c *checker) expr(e Expr, sc *scope, cl *clause) (stype, error) {
 		if err != nil {
 			return tAny, err
 		}
-		if t.known() && !canConvert(t.kind, x.Type) {
-			return tAny, staticErr(x.Pos, "cannot convert %s to %s", t.kind, x.Type)
+		for _, conv := range x.Steps {
+			if t.known() && !canConvert(t.kind, conv.Type) {
+				return tAny, staticErr(conv.Pos, "cannot convert %s to %s", t.kind, conv.Type)
+			}
+			t = stype{kind: conv.Type}
 		}
-		return stype{kind: x.Type}, nil
+		return t, nil
 	case *Binary:
 		return c.binary(x, sc, cl)
 	case *Call:
 		return c.call(x, sc, cl)
 	}
 	return tAny, staticErr(e.position(), "unexpected expression")
+}
+
+// fieldType is the type of field name of a value of type t.
+func fieldType(t stype, name FieldName) (stype, error) {
+	switch t.source {
+	case SourceEvents:
+		ft, ok := eventFields[name.Name]
+		if !ok {
+			return tAny, staticErr(name.Pos, "unknown event field '%s'", name.Name)
+		}
+		return ft, nil
+	case SourceSubjects:
+		if name.Name != "subject" {
+			return tAny, staticErr(name.Pos, "unknown subject field '%s'", name.Name)
+		}
+		return tString, nil
+	case SourceEventTypes:
+		ft, ok := eventTypeFields[strings.ToLower(name.Name)]
+		if !ok {
+			return tAny, staticErr(name.Pos, "unknown event type field '%s'", name.Name)
+		}
+		return ft, nil
+	}
+	return tAny, nil
 }
 
 // canConvert reports whether values of kind from can ever convert to to
@@ -327,15 +331,26 @@ func canConvert(from, to Kind) bool {
 	return false
 }
 
+// binary checks a chain step by step, from the left.
 func (c *checker) binary(x *Binary, sc *scope, cl *clause) (stype, error) {
-	l, err := c.expr(x.L, sc, cl)
+	l, err := c.expr(x.X, sc, cl)
 	if err != nil {
 		return tAny, err
 	}
-	r, err := c.expr(x.R, sc, cl)
-	if err != nil {
-		return tAny, err
+	for _, step := range x.Steps {
+		r, err := c.expr(step.Y, sc, cl)
+		if err != nil {
+			return tAny, err
+		}
+		if l, err = operationType(step, l, r); err != nil {
+			return tAny, err
+		}
 	}
+	return l, nil
+}
+
+// operationType is the type of l op r.
+func operationType(x Operation, l, r stype) (stype, error) {
 	switch x.Op {
 	case "AND", "OR", "XOR":
 		for _, t := range []stype{l, r} {
@@ -384,126 +399,13 @@ func (c *checker) binary(x *Binary, sc *scope, cl *clause) (stype, error) {
 	return tNumber, nil
 }
 
-// param is a parameter of a function: the kinds it takes.
-type param []Kind
-
-var (
-	pNumber    = param{KindInt, KindFloat}
-	pInt       = param{KindInt}
-	pString    = param{KindString}
-	pBool      = param{KindBool}
-	pDate      = param{KindDate, KindDateTime}
-	pTime      = param{KindTime, KindDateTime}
-	pOrderable = param{KindInt, KindFloat, KindString, KindDateTime, KindDate, KindTime}
-	pAny       = param(nil)
-)
-
-// accepts reports whether a value of static type t may be passed.
-func (p param) accepts(t stype) bool {
-	if p == nil || !t.known() {
-		return true
-	}
-	for _, k := range p {
-		if k == t.kind || (t.kind == kindNumber && (k == KindInt || k == KindFloat)) {
-			return true
-		}
-	}
-	return false
-}
-
-func (p param) String() string {
-	names := make([]string, len(p))
-	for i, k := range p {
-		names[i] = k.String()
-	}
-	return strings.Join(names, " or ")
-}
-
-// function describes a scalar function or an aggregate.
-type function struct {
-	params   []param
-	optional int // trailing parameters that may be left out
-	result   func(args []stype) stype
-}
-
-func fixed(t stype) func([]stype) stype { return func([]stype) stype { return t } }
-
-func sameAsFirst(args []stype) stype {
-	if len(args) == 0 {
-		return tAny
-	}
-	return args[0]
-}
-
-var functions = map[string]*function{
-	"ABS":        {params: []param{pNumber}, result: sameAsFirst},
-	"CEIL":       {params: []param{pNumber}, result: fixed(tInt)},
-	"FLOOR":      {params: []param{pNumber}, result: fixed(tInt)},
-	"ROUND":      {params: []param{pNumber}, result: fixed(tInt)},
-	"POW":        {params: []param{pNumber, pNumber}, result: fixed(tFloat)},
-	"SQRT":       {params: []param{pNumber}, result: fixed(tFloat)},
-	"EXP":        {params: []param{pNumber}, result: fixed(tFloat)},
-	"COS":        {params: []param{pNumber}, result: fixed(tFloat)},
-	"PI":         {result: fixed(tFloat)},
-	"RAND":       {result: fixed(tFloat)},
-	"LEN":        {params: []param{pString}, result: fixed(tInt)},
-	"UPPER":      {params: []param{pString}, result: fixed(tString)},
-	"LOWER":      {params: []param{pString}, result: fixed(tString)},
-	"TRIM":       {params: []param{pString}, result: fixed(tString)},
-	"LTRIM":      {params: []param{pString}, result: fixed(tString)},
-	"RTRIM":      {params: []param{pString}, result: fixed(tString)},
-	"SUBSTRING":  {params: []param{pString, pInt, pInt}, optional: 1, result: fixed(tString)},
-	"INSTR":      {params: []param{pString, pString}, result: fixed(tInt)},
-	"REPLACE":    {params: []param{pString, pString, pString}, result: fixed(tString)},
-	"STARTSWITH": {params: []param{pString, pString}, result: fixed(tBool)},
-	"ENDSWITH":   {params: []param{pString, pString}, result: fixed(tBool)},
-	"NOW":        {result: fixed(tDT)},
-	"YEAR":       {params: []param{pDate}, result: fixed(tInt)},
-	"MONTH":      {params: []param{pDate}, result: fixed(tInt)},
-	"DAY":        {params: []param{pDate}, result: fixed(tInt)},
-	"WEEKDAY":    {params: []param{pDate}, result: fixed(tInt)},
-	"HOUR":       {params: []param{pTime}, result: fixed(tInt)},
-	"MINUTE":     {params: []param{pTime}, result: fixed(tInt)},
-	"SECOND":     {params: []param{pTime}, result: fixed(tInt)},
-	"IF": {params: []param{pBool, pAny, pAny}, result: func(args []stype) stype {
-		a, b := args[1], args[2]
-		switch {
-		case a == b:
-			return a
-		case a.kind == KindNull:
-			return b
-		case b.kind == KindNull:
-			return a
-		case a.kind.isNumber() && b.kind.isNumber():
-			return tNumber
-		}
-		return tAny
-	}},
-}
-
-var aggregates = map[string]*function{
-	"COUNT": {params: []param{pBool}, optional: 1, result: fixed(tInt)},
-	"SUM": {params: []param{pNumber}, result: func(args []stype) stype {
-		if args[0].kind == KindInt || args[0].kind == KindFloat {
-			return args[0]
-		}
-		return tNumber
-	}},
-	"AVG":      {params: []param{pNumber}, result: fixed(tFloat)},
-	"MEDIAN":   {params: []param{pNumber}, result: fixed(tFloat)},
-	"VARIANCE": {params: []param{pNumber}, result: fixed(tFloat)},
-	"STDDEV":   {params: []param{pNumber}, result: fixed(tFloat)},
-	"MIN":      {params: []param{pOrderable}, result: sameAsFirst},
-	"MAX":      {params: []param{pOrderable}, result: sameAsFirst},
-	"UNIQUE":   {params: []param{pAny}, result: sameAsFirst},
-}
-
 func (c *checker) call(x *Call, sc *scope, cl *clause) (stype, error) {
-	fn, isFunc := functions[x.Name]
-	agg, isAgg := aggregates[x.Name]
-	if !isFunc && !isAgg {
+	fn, ok := functions[x.Name]
+	if !ok {
 		return tAny, staticErr(x.Pos, "unknown function '%s'", x.Name)
 	}
+	x.fn = fn
+	isAgg := fn.accumulator != nil
 	if isAgg {
 		switch {
 		case !cl.aggs:
@@ -511,7 +413,6 @@ func (c *checker) call(x *Call, sc *scope, cl *clause) (stype, error) {
 		case cl.inAgg:
 			return tAny, staticErr(x.Pos, "aggregate %s must not be nested in another aggregate", x.Name)
 		}
-		fn = agg
 		cl.sawAgg = true
 		x.agg = len(cl.q.aggs)
 		cl.q.aggs = append(cl.q.aggs, x)

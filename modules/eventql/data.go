@@ -3,7 +3,6 @@ package eventql
 import (
 	"bytes"
 	"context"
-	"errors"
 	"strconv"
 
 	"github.com/eventstore-service/eventstore/modules/event"
@@ -48,26 +47,8 @@ type Lookup struct {
 	SubjectPrefix string
 }
 
-// eventFieldNames are the fields of a stored record, in their order.
-var eventFieldNames = []string{"source", "subject", "type", "traceparent", "tracestate", "specversion", "id", "time", "datacontenttype", "predecessorhash", "data", "hash"}
-
-const (
-	fieldTraceparent = 3
-	fieldTracestate  = 4
-	fieldTime        = 7
-	fieldData        = 10
-	fieldHash        = 11
-)
-
-// hashSuffix starts the last member of a stored record, after data: the
-// hash, a string of 64 hex digits.
-var hashSuffix = []byte(`,"hash":`)
-
-// hashMemberLength is the length of the hash member with its comma.
-var hashMemberLength = len(hashSuffix) + 66
-
-// eventData is an event read from the store. Its fields are found by one
-// scan over the stored JSON, on first use; data stays raw JSON. The
+// eventData is an event read from the store. Its members are found by one
+// pass over the stored JSON, on first use; data stays raw JSON. The
 // executor reuses one eventData per loop for every event it reads; a value
 // that outlives the read is retained (copied) first.
 type eventData struct {
@@ -75,11 +56,8 @@ type eventData struct {
 	db     Database
 	sc     *jsonscan.Scanner // shared by the execution
 	parsed bool
-	raw    [12][]byte
+	raw    event.Members
 }
-
-// errParsed ends the scan of a record at its data.
-var errParsed = errors.New("parsed")
 
 func (e *eventData) parse() {
 	if e.parsed {
@@ -89,27 +67,9 @@ func (e *eventData) parse() {
 	if e.sc == nil {
 		e.sc = jsonscan.New(nil)
 	}
-	sc, rec := e.sc, e.rec.JSON
-	sc.Reset(rec)
-	defer sc.Reset(nil)
-	_ = sc.RecordPrefix(func(key []byte) error {
-		if string(key) == "data" {
-			// The hash is the last member: data ends where it starts,
-			// which saves scanning through data.
-			if end := len(rec) - hashMemberLength; end > sc.Offset() && bytes.HasPrefix(rec[end:], hashSuffix) {
-				e.raw[fieldData], e.raw[fieldHash] = rec[sc.Offset():end], rec[end+len(hashSuffix):]
-				return errParsed
-			}
-		}
-		raw, err := sc.Raw()
-		for i, name := range eventFieldNames {
-			if string(key) == name {
-				e.raw[i] = raw
-				break
-			}
-		}
-		return err
-	})
+	// A damaged record yields the members before the damage; the others
+	// read as null.
+	e.raw, _ = e.rec.Split(e.sc)
 }
 
 func (e *eventData) field(name string) Value {
@@ -119,25 +79,28 @@ func (e *eventData) field(name string) Value {
 	case "signature":
 		return e.signature()
 	}
-	e.parse()
-	for i, n := range eventFieldNames {
-		if n != name {
-			continue
-		}
-		raw := e.raw[i]
-		switch {
-		case raw == nil:
-			return Null
-		case i == fieldTime:
-			t, err := event.ParseTime(jsonValue(raw).s)
-			if err != nil {
-				return Null
-			}
-			return dateTime(t)
-		}
-		return jsonValue(raw)
+	m, ok := event.MemberNamed(name)
+	if !ok {
+		return Null
 	}
-	return Null
+	return e.member(m)
+}
+
+// member returns the value of a stored member.
+func (e *eventData) member(m event.Member) Value {
+	e.parse()
+	raw := e.raw[m]
+	switch {
+	case raw == nil:
+		return Null
+	case m == event.MemberTime:
+		t, err := event.ParseTime(jsonValue(raw).s)
+		if err != nil {
+			return Null
+		}
+		return dateTime(t)
+	}
+	return jsonValue(raw)
 }
 
 // signature is the signature of the event as emitted, or null.
@@ -154,14 +117,16 @@ func (e *eventData) signature() Value {
 // record returns the event as a record of its output fields.
 func (e *eventData) record() *record {
 	r := &record{}
-	for _, name := range append(append([]string(nil), eventFieldNames...), "signature") {
-		v := e.field(name)
-		if v.isNull() && (name == "traceparent" || name == "tracestate") {
+	for m := range event.Member(event.NumMembers) {
+		v := e.field(m.Name())
+		if v.isNull() && m.Optional() {
 			continue
 		}
-		r.keys = append(r.keys, name)
+		r.keys = append(r.keys, m.Name())
 		r.vals = append(r.vals, v)
 	}
+	r.keys = append(r.keys, "signature")
+	r.vals = append(r.vals, e.signature())
 	return r
 }
 

@@ -30,7 +30,10 @@ func (ex *execution) eval(e Expr, en *env) (Value, error) {
 		if err != nil {
 			return Null, err
 		}
-		return v.field(x.Name), nil
+		for _, name := range x.Path {
+			v = v.field(name.Name)
+		}
+		return v, nil
 	case *ArrayLit:
 		elems := make([]Value, len(x.Elems))
 		for i, el := range x.Elems {
@@ -77,10 +80,13 @@ func (ex *execution) eval(e Expr, en *env) (Value, error) {
 		return Bool(!v.bool()), nil
 	case *Cast:
 		v, err := ex.eval(x.X, en)
-		if err != nil {
-			return Null, err
+		for _, conv := range x.Steps {
+			if err != nil {
+				break
+			}
+			v, err = convert(v, conv.Type, conv.Pos)
 		}
-		return convert(v, x.Type, x.Pos)
+		return v, err
 	case *Binary:
 		return ex.binary(x, en)
 	case *Call:
@@ -94,18 +100,27 @@ func (ex *execution) eval(e Expr, en *env) (Value, error) {
 }
 
 // logical checks an operand of AND, OR, XOR.
-func logical(v Value, x *Binary) error {
+func logical(v Value, x Operation) error {
 	if v.kind != KindBool && v.kind != KindNull {
 		return runtimeErr(x.Pos, "%s needs BOOLEAN operands, got %s", x.Op, v.kind)
 	}
 	return nil
 }
 
+// binary evaluates a chain step by step, from the left.
 func (ex *execution) binary(x *Binary, en *env) (Value, error) {
-	l, err := ex.eval(x.L, en)
-	if err != nil {
-		return Null, err
+	l, err := ex.eval(x.X, en)
+	for _, step := range x.Steps {
+		if err != nil {
+			break
+		}
+		l, err = ex.operation(step, l, en)
 	}
+	return l, err
+}
+
+// operation is l op y, evaluating y unless l decides AND or OR alone.
+func (ex *execution) operation(x Operation, l Value, en *env) (Value, error) {
 	switch x.Op {
 	case "AND", "OR":
 		if err := logical(l, x); err != nil {
@@ -115,7 +130,7 @@ func (ex *execution) binary(x *Binary, en *env) (Value, error) {
 		if l.kind == KindBool && l.bool() == decided {
 			return l, nil
 		}
-		r, err := ex.eval(x.R, en)
+		r, err := ex.eval(x.Y, en)
 		if err != nil {
 			return Null, err
 		}
@@ -130,7 +145,7 @@ func (ex *execution) binary(x *Binary, en *env) (Value, error) {
 		}
 		return Bool(!decided), nil
 	}
-	r, err := ex.eval(x.R, en)
+	r, err := ex.eval(x.Y, en)
 	if err != nil {
 		return Null, err
 	}
@@ -158,8 +173,7 @@ func (ex *execution) binary(x *Binary, en *env) (Value, error) {
 		if !orderable(l.kind) || !orderable(r.kind) || !sameKind(l.kind, r.kind) {
 			return Null, runtimeErr(x.Pos, "cannot compare %s with %s", l.kind, r.kind)
 		}
-		c := compare(l, r)
-		return Bool(map[string]bool{"<": c < 0, "<=": c <= 0, ">": c > 0, ">=": c >= 0}[x.Op]), nil
+		return Bool(ordered(x.Op, compare(l, r))), nil
 	case "CONTAINS":
 		switch {
 		case l.isNull():
@@ -175,6 +189,19 @@ func (ex *execution) binary(x *Binary, en *env) (Value, error) {
 		return Bool(false), nil
 	}
 	return arithmetic(x.Op, l, r, x.Pos)
+}
+
+// ordered reports whether a comparison c of compare satisfies op.
+func ordered(op string, c int) bool {
+	switch op {
+	case "<":
+		return c < 0
+	case "<=":
+		return c <= 0
+	case ">":
+		return c > 0
+	}
+	return c >= 0
 }
 
 // arithmetic applies + - * / to two values.

@@ -378,7 +378,7 @@ func (ex *execution) topReached(st *levelState) error {
 func (ex *execution) newGroup(q *Query) *group {
 	g := &group{accs: make([]accumulator, len(q.aggs))}
 	for i, call := range q.aggs {
-		g.accs[i] = newAccumulator(call.Name, len(call.Args))
+		g.accs[i] = call.fn.accumulator(len(call.Args))
 	}
 	return g
 }

@@ -2,8 +2,6 @@ package eventql
 
 import (
 	"math"
-	"regexp"
-	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -11,6 +9,142 @@ import (
 
 	"github.com/eventstore-service/eventstore/modules/jsonscan"
 )
+
+// function is a scalar function or an aggregate (§8, §9.2): the signature
+// the checker checks a call against and what evaluates the call. The
+// checker resolves every call to its function once (Call.fn).
+type function struct {
+	params   []param
+	optional int // trailing parameters that may be left out
+	result   func(args []stype) stype
+	// Exactly one of apply, lazy and accumulator is set.
+
+	// apply computes a scalar function from the values of its arguments,
+	// each of its parameter's kinds and none null.
+	apply func(ex *execution, args []Value, pos Pos) (Value, error)
+	// lazy evaluates a scalar function that evaluates only some of its
+	// arguments (IF).
+	lazy func(ex *execution, x *Call, en *env) (Value, error)
+	// accumulator starts a group's fold of an aggregate call with n
+	// arguments.
+	accumulator func(n int) accumulator
+}
+
+// param is a parameter of a function: the kinds it takes.
+type param []Kind
+
+var (
+	pNumber    = param{KindInt, KindFloat}
+	pInt       = param{KindInt}
+	pString    = param{KindString}
+	pBool      = param{KindBool}
+	pDate      = param{KindDate, KindDateTime}
+	pTime      = param{KindTime, KindDateTime}
+	pOrderable = param{KindInt, KindFloat, KindString, KindDateTime, KindDate, KindTime}
+	pAny       = param(nil)
+)
+
+// accepts reports whether a value of static type t may be passed.
+func (p param) accepts(t stype) bool {
+	if p == nil || !t.known() {
+		return true
+	}
+	for _, k := range p {
+		if k == t.kind || (t.kind == kindNumber && (k == KindInt || k == KindFloat)) {
+			return true
+		}
+	}
+	return false
+}
+
+func (p param) String() string {
+	names := make([]string, len(p))
+	for i, k := range p {
+		names[i] = k.String()
+	}
+	return strings.Join(names, " or ")
+}
+
+// functions are the scalar functions and aggregates by upper-case name.
+var functions = map[string]*function{
+	"ABS":        {params: []param{pNumber}, result: sameAsFirst, apply: abs},
+	"CEIL":       {params: []param{pNumber}, result: fixed(tInt), apply: rounding(math.Ceil)},
+	"FLOOR":      {params: []param{pNumber}, result: fixed(tInt), apply: rounding(math.Floor)},
+	"ROUND":      {params: []param{pNumber}, result: fixed(tInt), apply: rounding(math.Round)},
+	"POW":        {params: []param{pNumber, pNumber}, result: fixed(tFloat), apply: pow},
+	"SQRT":       {params: []param{pNumber}, result: fixed(tFloat), apply: sqrt},
+	"EXP":        {params: []param{pNumber}, result: fixed(tFloat), apply: floatOf(math.Exp)},
+	"COS":        {params: []param{pNumber}, result: fixed(tFloat), apply: floatOf(math.Cos)},
+	"PI":         {result: fixed(tFloat), apply: pi},
+	"RAND":       {result: fixed(tFloat), apply: random},
+	"LEN":        {params: []param{pString}, result: fixed(tInt), apply: length},
+	"UPPER":      {params: []param{pString}, result: fixed(tString), apply: stringOf(strings.ToUpper)},
+	"LOWER":      {params: []param{pString}, result: fixed(tString), apply: stringOf(strings.ToLower)},
+	"TRIM":       {params: []param{pString}, result: fixed(tString), apply: stringOf(trimSpace)},
+	"LTRIM":      {params: []param{pString}, result: fixed(tString), apply: stringOf(trimLeftSpace)},
+	"RTRIM":      {params: []param{pString}, result: fixed(tString), apply: stringOf(trimRightSpace)},
+	"SUBSTRING":  {params: []param{pString, pInt, pInt}, optional: 1, result: fixed(tString), apply: substring},
+	"INSTR":      {params: []param{pString, pString}, result: fixed(tInt), apply: instr},
+	"REPLACE":    {params: []param{pString, pString, pString}, result: fixed(tString), apply: replace},
+	"STARTSWITH": {params: []param{pString, pString}, result: fixed(tBool), apply: predicate(strings.HasPrefix)},
+	"ENDSWITH":   {params: []param{pString, pString}, result: fixed(tBool), apply: predicate(strings.HasSuffix)},
+	"NOW":        {result: fixed(tDT), apply: now},
+	"YEAR":       {params: []param{pDate}, result: fixed(tInt), apply: datePart(time.Time.Year)},
+	"MONTH":      {params: []param{pDate}, result: fixed(tInt), apply: datePart(func(t time.Time) int { return int(t.Month()) })},
+	"DAY":        {params: []param{pDate}, result: fixed(tInt), apply: datePart(time.Time.Day)},
+	"WEEKDAY":    {params: []param{pDate}, result: fixed(tInt), apply: datePart(func(t time.Time) int { return int(t.Weekday()) })},
+	"HOUR":       {params: []param{pTime}, result: fixed(tInt), apply: timePart(time.Hour, 24)},
+	"MINUTE":     {params: []param{pTime}, result: fixed(tInt), apply: timePart(time.Minute, 60)},
+	"SECOND":     {params: []param{pTime}, result: fixed(tInt), apply: timePart(time.Second, 60)},
+	"IF":         {params: []param{pBool, pAny, pAny}, result: ifResult, lazy: ifCall},
+
+	"COUNT":    {params: []param{pBool}, optional: 1, result: fixed(tInt), accumulator: func(n int) accumulator { return &countAcc{all: n == 0} }},
+	"SUM":      {params: []param{pNumber}, result: sumResult, accumulator: func(int) accumulator { return &sumAcc{} }},
+	"AVG":      {params: []param{pNumber}, result: fixed(tFloat), accumulator: func(int) accumulator { return &avgAcc{} }},
+	"MEDIAN":   {params: []param{pNumber}, result: fixed(tFloat), accumulator: func(int) accumulator { return &medianAcc{} }},
+	"VARIANCE": {params: []param{pNumber}, result: fixed(tFloat), accumulator: func(int) accumulator { return &varianceAcc{} }},
+	"STDDEV":   {params: []param{pNumber}, result: fixed(tFloat), accumulator: func(int) accumulator { return &varianceAcc{stddev: true} }},
+	"MIN":      {params: []param{pOrderable}, result: sameAsFirst, accumulator: func(int) accumulator { return &extremeAcc{want: -1, name: "MIN"} }},
+	"MAX":      {params: []param{pOrderable}, result: sameAsFirst, accumulator: func(int) accumulator { return &extremeAcc{want: 1, name: "MAX"} }},
+	"UNIQUE":   {params: []param{pAny}, result: sameAsFirst, accumulator: func(int) accumulator { return &uniqueAcc{} }},
+}
+
+// isAggregate reports whether name is an aggregate.
+func isAggregate(name string) bool {
+	fn := functions[name]
+	return fn != nil && fn.accumulator != nil
+}
+
+func fixed(t stype) func([]stype) stype { return func([]stype) stype { return t } }
+
+func sameAsFirst(args []stype) stype {
+	if len(args) == 0 {
+		return tAny
+	}
+	return args[0]
+}
+
+func ifResult(args []stype) stype {
+	a, b := args[1], args[2]
+	switch {
+	case a == b:
+		return a
+	case a.kind == KindNull:
+		return b
+	case b.kind == KindNull:
+		return a
+	case a.kind.isNumber() && b.kind.isNumber():
+		return tNumber
+	}
+	return tAny
+}
+
+func sumResult(args []stype) stype {
+	if args[0].kind == KindInt || args[0].kind == KindFloat {
+		return args[0]
+	}
+	return tNumber
+}
 
 // checkArg checks a runtime argument against a parameter.
 func checkArg(fn string, i int, p param, v Value, pos Pos) error {
@@ -25,20 +159,13 @@ func checkArg(fn string, i int, p param, v Value, pos Pos) error {
 	return runtimeErr(pos, "%s expects %s as argument %d, got %s", fn, p, i+1, v.kind)
 }
 
+// call evaluates a scalar function call: its arguments in order, each
+// checked, and the function on them; a null argument makes the result
+// null.
 func (ex *execution) call(x *Call, en *env) (Value, error) {
-	fn := functions[x.Name]
-	if x.Name == "IF" {
-		c, err := ex.eval(x.Args[0], en)
-		if err != nil {
-			return Null, err
-		}
-		if err := checkArg("IF", 0, pBool, c, x.Pos); err != nil {
-			return Null, err
-		}
-		if c.kind == KindBool && c.bool() {
-			return ex.eval(x.Args[1], en)
-		}
-		return ex.eval(x.Args[2], en)
+	fn := x.fn
+	if fn.lazy != nil {
+		return fn.lazy(ex, x, en)
 	}
 	args := make([]Value, len(x.Args))
 	for i, a := range x.Args {
@@ -56,7 +183,21 @@ func (ex *execution) call(x *Call, en *env) (Value, error) {
 			return Null, nil
 		}
 	}
-	return ex.apply(x.Name, args, x.Pos)
+	return fn.apply(ex, args, x.Pos)
+}
+
+func ifCall(ex *execution, x *Call, en *env) (Value, error) {
+	c, err := ex.eval(x.Args[0], en)
+	if err != nil {
+		return Null, err
+	}
+	if err := checkArg(x.Name, 0, x.fn.params[0], c, x.Pos); err != nil {
+		return Null, err
+	}
+	if c.kind == KindBool && c.bool() {
+		return ex.eval(x.Args[1], en)
+	}
+	return ex.eval(x.Args[2], en)
 }
 
 func toInt(f float64, pos Pos) (Value, error) {
@@ -66,242 +207,108 @@ func toInt(f float64, pos Pos) (Value, error) {
 	return Null, runtimeErr(pos, "number %s is out of the INT range", jsonscan.AppendFloat(nil, f))
 }
 
-func (ex *execution) apply(name string, a []Value, pos Pos) (Value, error) {
-	switch name {
-	case "ABS":
-		if a[0].kind == KindFloat {
-			return Float(math.Abs(a[0].f)), nil
-		}
-		if a[0].i == math.MinInt64 {
-			return Null, runtimeErr(pos, "integer overflow")
-		}
-		if a[0].i < 0 {
-			return Int(-a[0].i), nil
-		}
-		return a[0], nil
-	case "CEIL", "FLOOR", "ROUND":
+func abs(_ *execution, a []Value, pos Pos) (Value, error) {
+	if a[0].kind == KindFloat {
+		return Float(math.Abs(a[0].f)), nil
+	}
+	if a[0].i == math.MinInt64 {
+		return Null, runtimeErr(pos, "integer overflow")
+	}
+	if a[0].i < 0 {
+		return Int(-a[0].i), nil
+	}
+	return a[0], nil
+}
+
+// rounding is CEIL, FLOOR or ROUND by round.
+func rounding(round func(float64) float64) func(*execution, []Value, Pos) (Value, error) {
+	return func(_ *execution, a []Value, pos Pos) (Value, error) {
 		if a[0].kind == KindInt {
 			return a[0], nil
 		}
-		return toInt(map[string]func(float64) float64{"CEIL": math.Ceil, "FLOOR": math.Floor, "ROUND": math.Round}[name](a[0].f), pos)
-	case "POW":
-		return finite(math.Pow(a[0].num(), a[1].num()), pos)
-	case "SQRT":
-		if a[0].num() < 0 {
-			return Null, runtimeErr(pos, "square root of a negative number")
-		}
-		return finite(math.Sqrt(a[0].num()), pos)
-	case "EXP":
-		return finite(math.Exp(a[0].num()), pos)
-	case "COS":
-		return finite(math.Cos(a[0].num()), pos)
-	case "PI":
-		return Float(math.Pi), nil
-	case "RAND":
-		return Float(ex.rand.Float64()), nil
-	case "LEN":
-		return Int(int64(utf8.RuneCountInString(a[0].s))), nil
-	case "UPPER":
-		return String(strings.ToUpper(a[0].s)), nil
-	case "LOWER":
-		return String(strings.ToLower(a[0].s)), nil
-	case "TRIM":
-		return String(strings.TrimFunc(a[0].s, unicode.IsSpace)), nil
-	case "LTRIM":
-		return String(strings.TrimLeftFunc(a[0].s, unicode.IsSpace)), nil
-	case "RTRIM":
-		return String(strings.TrimRightFunc(a[0].s, unicode.IsSpace)), nil
-	case "SUBSTRING":
-		runes := []rune(a[0].s)
-		start := min(max(a[1].i, 0), int64(len(runes)))
-		end := int64(len(runes))
-		if len(a) == 3 {
-			end = min(start+max(a[2].i, 0), end)
-		}
-		return String(string(runes[start:end])), nil
-	case "INSTR":
-		i := strings.Index(a[0].s, a[1].s)
-		if i < 0 {
-			return Int(-1), nil
-		}
-		return Int(int64(utf8.RuneCountInString(a[0].s[:i]))), nil
-	case "REPLACE":
-		if a[1].s == "" {
-			return a[0], nil
-		}
-		return String(strings.ReplaceAll(a[0].s, a[1].s, a[2].s)), nil
-	case "STARTSWITH":
-		return Bool(strings.HasPrefix(a[0].s, a[1].s)), nil
-	case "ENDSWITH":
-		return Bool(strings.HasSuffix(a[0].s, a[1].s)), nil
-	case "NOW":
-		return dateTime(ex.now), nil
-	case "YEAR", "MONTH", "DAY", "WEEKDAY":
-		t := a[0].t
-		return Int(int64(map[string]int{"YEAR": t.Year(), "MONTH": int(t.Month()), "DAY": t.Day(), "WEEKDAY": int(t.Weekday())}[name])), nil
-	case "HOUR", "MINUTE", "SECOND":
+		return toInt(round(a[0].f), pos)
+	}
+}
+
+func pow(_ *execution, a []Value, pos Pos) (Value, error) {
+	return finite(math.Pow(a[0].num(), a[1].num()), pos)
+}
+
+func sqrt(_ *execution, a []Value, pos Pos) (Value, error) {
+	if a[0].num() < 0 {
+		return Null, runtimeErr(pos, "square root of a negative number")
+	}
+	return finite(math.Sqrt(a[0].num()), pos)
+}
+
+// floatOf is a function of one number with a finite FLOAT64 result.
+func floatOf(f func(float64) float64) func(*execution, []Value, Pos) (Value, error) {
+	return func(_ *execution, a []Value, pos Pos) (Value, error) { return finite(f(a[0].num()), pos) }
+}
+
+func pi(*execution, []Value, Pos) (Value, error) { return Float(math.Pi), nil }
+
+func random(ex *execution, _ []Value, _ Pos) (Value, error) { return Float(ex.rand.Float64()), nil }
+
+func length(_ *execution, a []Value, _ Pos) (Value, error) {
+	return Int(int64(utf8.RuneCountInString(a[0].s))), nil
+}
+
+// stringOf is a function of one string to a string.
+func stringOf(f func(string) string) func(*execution, []Value, Pos) (Value, error) {
+	return func(_ *execution, a []Value, _ Pos) (Value, error) { return String(f(a[0].s)), nil }
+}
+
+func trimSpace(s string) string      { return strings.TrimFunc(s, unicode.IsSpace) }
+func trimLeftSpace(s string) string  { return strings.TrimLeftFunc(s, unicode.IsSpace) }
+func trimRightSpace(s string) string { return strings.TrimRightFunc(s, unicode.IsSpace) }
+
+// predicate is a test of two strings.
+func predicate(f func(s, t string) bool) func(*execution, []Value, Pos) (Value, error) {
+	return func(_ *execution, a []Value, _ Pos) (Value, error) { return Bool(f(a[0].s, a[1].s)), nil }
+}
+
+func substring(_ *execution, a []Value, _ Pos) (Value, error) {
+	runes := []rune(a[0].s)
+	start := min(max(a[1].i, 0), int64(len(runes)))
+	end := int64(len(runes))
+	if len(a) == 3 {
+		end = min(start+max(a[2].i, 0), end)
+	}
+	return String(string(runes[start:end])), nil
+}
+
+func instr(_ *execution, a []Value, _ Pos) (Value, error) {
+	i := strings.Index(a[0].s, a[1].s)
+	if i < 0 {
+		return Int(-1), nil
+	}
+	return Int(int64(utf8.RuneCountInString(a[0].s[:i]))), nil
+}
+
+func replace(_ *execution, a []Value, _ Pos) (Value, error) {
+	if a[1].s == "" {
+		return a[0], nil
+	}
+	return String(strings.ReplaceAll(a[0].s, a[1].s, a[2].s)), nil
+}
+
+func now(ex *execution, _ []Value, _ Pos) (Value, error) { return dateTime(ex.now), nil }
+
+// datePart is a part of a DATE or DATETIME.
+func datePart(part func(time.Time) int) func(*execution, []Value, Pos) (Value, error) {
+	return func(_ *execution, a []Value, _ Pos) (Value, error) { return Int(int64(part(a[0].t))), nil }
+}
+
+// timePart is the count of unit in the time of day of a TIME or DATETIME,
+// modulo of.
+func timePart(unit time.Duration, of int64) func(*execution, []Value, Pos) (Value, error) {
+	return func(_ *execution, a []Value, _ Pos) (Value, error) {
 		ns := a[0].i
 		if a[0].kind == KindDateTime {
 			t := a[0].t
 			ns = int64(t.Hour())*int64(time.Hour) + int64(t.Minute())*int64(time.Minute) + int64(t.Second())*int64(time.Second)
 		}
-		d := time.Duration(ns)
-		return Int(map[string]int64{"HOUR": int64(d / time.Hour), "MINUTE": int64(d/time.Minute) % 60, "SECOND": int64(d/time.Second) % 60}[name]), nil
+		return Int(int64(time.Duration(ns)/unit) % of), nil
 	}
-	return Null, runtimeErr(pos, "unknown function '%s'", name)
-}
-
-var (
-	floatText    = regexp.MustCompile(`^[+-]?[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?$`)
-	intText      = regexp.MustCompile(`^[+-]?[0-9]+$`)
-	dateTimeText = regexp.MustCompile(`^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$`)
-	dateText     = regexp.MustCompile(`^(\d{4})-(\d{2})-(\d{2})$`)
-	timeText     = regexp.MustCompile(`^(\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?$`)
-)
-
-// convert is x AS to (§6).
-func convert(v Value, to Kind, pos Pos) (Value, error) {
-	if v.isNull() || v.kind == to {
-		return v, nil
-	}
-	fail := func() (Value, error) {
-		if v.kind == KindString {
-			return Null, runtimeErr(pos, "cannot convert STRING %s to %s", strconv.Quote(v.s), to)
-		}
-		return Null, runtimeErr(pos, "cannot convert %s to %s", v.kind, to)
-	}
-	if v.kind == KindArray || v.kind == KindRecord {
-		return fail()
-	}
-	switch to {
-	case KindString:
-		switch v.kind {
-		case KindInt:
-			return String(strconv.FormatInt(v.i, 10)), nil
-		case KindFloat:
-			return String(string(jsonscan.AppendFloat(nil, v.f))), nil
-		case KindBool:
-			return String(strconv.FormatBool(v.bool())), nil
-		}
-		return String(v.text()), nil
-	case KindInt:
-		switch v.kind {
-		case KindFloat:
-			return toInt(math.Trunc(v.f), pos)
-		case KindString:
-			if intText.MatchString(v.s) {
-				if i, err := strconv.ParseInt(v.s, 10, 64); err == nil {
-					return Int(i), nil
-				}
-			}
-		}
-	case KindFloat:
-		switch v.kind {
-		case KindInt:
-			return Float(float64(v.i)), nil
-		case KindString:
-			if floatText.MatchString(v.s) {
-				if f, err := strconv.ParseFloat(v.s, 64); err == nil && !math.IsInf(f, 0) {
-					return Float(f), nil
-				}
-			}
-		}
-	case KindBool:
-		if v.kind == KindString {
-			switch {
-			case strings.EqualFold(v.s, "true"):
-				return Bool(true), nil
-			case strings.EqualFold(v.s, "false"):
-				return Bool(false), nil
-			}
-		}
-	case KindDateTime:
-		switch v.kind {
-		case KindDate:
-			return dateTime(v.t), nil
-		case KindString:
-			if t, ok := parseDateTime(v.s); ok {
-				return dateTime(t), nil
-			}
-		}
-	case KindDate:
-		switch v.kind {
-		case KindDateTime:
-			return date(v.t), nil
-		case KindString:
-			if m := dateText.FindStringSubmatch(v.s); m != nil {
-				if t, ok := validDate(m[1], m[2], m[3]); ok {
-					return date(t), nil
-				}
-			} else if t, ok := parseDateTime(v.s); ok {
-				return date(t), nil
-			}
-		}
-	case KindTime:
-		switch v.kind {
-		case KindDateTime:
-			t := v.t
-			return timeOfDay(int64(t.Hour())*int64(time.Hour) + int64(t.Minute())*int64(time.Minute) + int64(t.Second())*int64(time.Second) + int64(t.Nanosecond())), nil
-		case KindString:
-			if m := timeText.FindStringSubmatch(v.s); m != nil {
-				h, _ := strconv.Atoi(m[1])
-				mi, _ := strconv.Atoi(m[2])
-				s, _ := strconv.Atoi(m[3])
-				if h <= 23 && mi <= 59 && s <= 59 {
-					return timeOfDay(int64(h)*int64(time.Hour) + int64(mi)*int64(time.Minute) + int64(s)*int64(time.Second) + fraction(m[4])), nil
-				}
-			}
-		}
-	}
-	return fail()
-}
-
-// fraction turns ".123" into nanoseconds.
-func fraction(f string) int64 {
-	if f == "" {
-		return 0
-	}
-	digits := f[1:] + strings.Repeat("0", 10-len(f))
-	ns, _ := strconv.ParseInt(digits[:9], 10, 64)
-	return ns
-}
-
-func validDate(ys, ms, ds string) (time.Time, bool) {
-	y, _ := strconv.Atoi(ys)
-	m, _ := strconv.Atoi(ms)
-	d, _ := strconv.Atoi(ds)
-	t := time.Date(y, time.Month(m), d, 0, 0, 0, 0, time.UTC)
-	return t, y >= 1 && m >= 1 && m <= 12 && t.Day() == d && t.Month() == time.Month(m)
-}
-
-// parseDateTime parses RFC 3339 with an offset or Z, converted to UTC.
-func parseDateTime(s string) (time.Time, bool) {
-	m := dateTimeText.FindStringSubmatch(s)
-	if m == nil {
-		return time.Time{}, false
-	}
-	day, ok := validDate(m[1], m[2], m[3])
-	h, _ := strconv.Atoi(m[4])
-	mi, _ := strconv.Atoi(m[5])
-	sec, _ := strconv.Atoi(m[6])
-	if !ok || h > 23 || mi > 59 || sec > 59 {
-		return time.Time{}, false
-	}
-	t := day.Add(time.Duration(h)*time.Hour + time.Duration(mi)*time.Minute + time.Duration(sec)*time.Second + time.Duration(fraction(m[7])))
-	if off := m[8]; off != "Z" && off != "z" {
-		oh, _ := strconv.Atoi(off[1:3])
-		om, _ := strconv.Atoi(off[4:6])
-		if oh > 23 || om > 59 {
-			return time.Time{}, false
-		}
-		d := time.Duration(oh)*time.Hour + time.Duration(om)*time.Minute
-		if off[0] == '+' {
-			d = -d
-		}
-		t = t.Add(d)
-	}
-	if y := t.Year(); y < 1 || y > 9999 {
-		return time.Time{}, false
-	}
-	return t, true
 }

@@ -1,7 +1,3 @@
-// Package eventql is the EventQL query language: lexer, parser, static
-// checker, planner and a streaming executor over a Database snapshot. It
-// knows nothing of HTTP or of the storage engine; the store provides a
-// Database, the API turns rows into NDJSON.
 package eventql
 
 import (
@@ -103,14 +99,18 @@ func (t token) keyword() string {
 	return ""
 }
 
-// lex splits a query into tokens, ending with tokEOF.
+// lex splits a query into tokens, ending with tokEOF; a query of more
+// than MaxTokens tokens is an error.
 func lex(query string) ([]token, error) {
 	l := lexer{src: query, line: 1, col: 1}
-	var tokens []token
+	tokens := make([]token, 0, min(len(query), MaxTokens)+1) // a token has a byte at least
 	for {
 		t, err := l.next()
 		if err != nil {
 			return nil, err
+		}
+		if t.kind != tokEOF && len(tokens) == MaxTokens {
+			return nil, staticErr(t.pos, "query longer than %d tokens", MaxTokens)
 		}
 		tokens = append(tokens, t)
 		if t.kind == tokEOF {

@@ -4,9 +4,34 @@ import (
 	"strings"
 )
 
-// MaxNesting is the deepest nesting of parentheses, brackets, braces,
-// calls, unary operators, NOT and subqueries.
-const MaxNesting = 256
+// Limits of a query (eventql.md §15.3). Within them, compiling and running
+// any query fits a goroutine stack far below Go's 1 GB maximum and a
+// request's memory, so that no query can crash the process:
+//
+//   - Depth. Every recursion of the parser, the checker, the planner and
+//     the executor follows a construct MaxNesting counts; operator chains,
+//     field paths, AS chains and lists are lists in the syntax tree, walked
+//     by loops. A level of nesting costs each stage a bounded number of
+//     frames (the parser's descent through the precedence levels, at most
+//     eight tree levels of chains, AS and fields between two counted ones),
+//     a few kB in all. Measured: the deepest expressions allowed take
+//     under 2 MB of stack to parse, check and run; 256 nested loops of
+//     FROM clauses under 100 kB; the deepest values, nested through 255
+//     subqueries that each wrap the one inside in brackets (about 32,000
+//     levels), under 32 MB. The tests hold every stage to 64 MB.
+//   - Size. MaxTokens bounds the length of chains and lists, and with it
+//     the memory and time of compiling: a query of MaxTokens tokens
+//     allocates under 30 MB while it is compiled.
+const (
+	// MaxNesting is the deepest nesting of parentheses, brackets, braces,
+	// calls, unary operators, NOT and subqueries, where every FROM clause
+	// after a query's first counts as one level more (a nested loop).
+	MaxNesting = 256
+	// MaxTokens is the most tokens a query may have: 0.2 to 1 MB of text,
+	// far more than a query written by hand or generated for a list of
+	// subjects needs.
+	MaxTokens = 100_000
+)
 
 // Parse parses a query without checking it.
 func Parse(query string) (*Query, error) {
@@ -92,8 +117,13 @@ func (p *parser) query() (*Query, error) {
 		if !p.peek().isKeyword("FROM") {
 			break
 		}
-		p.next()
+		// Each further FROM nests a loop in the loops before it (§10.5),
+		// up to the end of the query.
+		if err := p.enter(p.next()); err != nil {
+			return nil, err
+		}
 	}
+	defer func() { p.depth -= len(q.Froms) - 1 }()
 	last := 0
 	for {
 		t := p.peek()
@@ -204,28 +234,70 @@ func (p *parser) from() (*From, error) {
 	return f, nil
 }
 
-func (p *parser) expr() (Expr, error) { return p.binaryLevel(0) }
+func (p *parser) expr() (Expr, error) { return p.chain(levelOr) }
 
-// logicLevels are the left-associative logical operators, loosest first.
-var logicLevels = []string{"OR", "XOR", "AND"}
+// chainLevels are the operators of the left-associative levels of §3,
+// loosest first. The operands of a level are chains of the next level,
+// but those of AND are NOT expressions and those of * and / unary ones.
+var chainLevels = [][]string{{"OR"}, {"XOR"}, {"AND"}, {"+", "-"}, {"*", "/"}}
 
-func (p *parser) binaryLevel(level int) (Expr, error) {
-	if level == len(logicLevels) {
-		return p.not()
-	}
-	left, err := p.binaryLevel(level + 1)
+// Levels of chainLevels.
+const (
+	levelOr             = 0
+	levelAnd            = 2
+	levelAdditive       = 3
+	levelMultiplicative = 4
+)
+
+// chain parses operand { op operand } of a level into one Binary, or
+// returns the lone operand. A chain is parsed by a loop, whatever its
+// length.
+func (p *parser) chain(level int) (Expr, error) {
+	x, err := p.chainOperand(level)
 	if err != nil {
 		return nil, err
 	}
-	for p.peek().isKeyword(logicLevels[level]) {
-		t := p.next()
-		right, err := p.binaryLevel(level + 1)
+	var b *Binary
+	for {
+		t := p.peek()
+		op, ok := chainOp(level, t)
+		if !ok {
+			break
+		}
+		p.next()
+		y, err := p.chainOperand(level)
 		if err != nil {
 			return nil, err
 		}
-		left = &Binary{Pos: t.pos, Op: logicLevels[level], L: left, R: right}
+		if b == nil {
+			b = &Binary{X: x}
+		}
+		b.Steps = append(b.Steps, Operation{Pos: t.pos, Op: op, Y: y})
 	}
-	return left, nil
+	if b == nil {
+		return x, nil
+	}
+	return b, nil
+}
+
+func (p *parser) chainOperand(level int) (Expr, error) {
+	switch level {
+	case levelAnd:
+		return p.not()
+	case levelMultiplicative:
+		return p.unary()
+	}
+	return p.chain(level + 1)
+}
+
+// chainOp tells whether t is an operator of level, and which.
+func chainOp(level int, t token) (string, bool) {
+	for _, op := range chainLevels[level] {
+		if (t.kind == tokSymbol && t.text == op) || t.isKeyword(op) {
+			return op, true
+		}
+	}
+	return "", false
 }
 
 func (p *parser) not() (Expr, error) {
@@ -244,71 +316,36 @@ func (p *parser) not() (Expr, error) {
 	return p.comparison()
 }
 
-func (p *parser) comparisonOp() (token, bool) {
-	t := p.peek()
+// comparisonOp tells whether a token is a comparison operator, and which.
+func comparisonOp(t token) (string, bool) {
 	if t.kind == tokSymbol {
 		switch t.text {
 		case "==", "!=", "<", "<=", ">", ">=":
-			return t, true
+			return t.text, true
 		}
 	}
-	return t, t.isKeyword("CONTAINS")
+	return "CONTAINS", t.isKeyword("CONTAINS")
 }
 
 func (p *parser) comparison() (Expr, error) {
-	left, err := p.additive()
+	left, err := p.chain(levelAdditive)
 	if err != nil {
 		return nil, err
 	}
-	t, ok := p.comparisonOp()
+	op, ok := comparisonOp(p.peek())
 	if !ok {
 		return left, nil
 	}
-	p.next()
-	right, err := p.additive()
+	t := p.next()
+	right, err := p.chain(levelAdditive)
 	if err != nil {
 		return nil, err
 	}
-	if again, chained := p.comparisonOp(); chained {
+	again := p.peek()
+	if _, chained := comparisonOp(again); chained {
 		return nil, staticErr(again.pos, "comparisons do not chain: unexpected %s", again.describe())
 	}
-	op := t.text
-	if t.kind == tokWord {
-		op = "CONTAINS"
-	}
-	return &Binary{Pos: t.pos, Op: op, L: left, R: right}, nil
-}
-
-func (p *parser) additive() (Expr, error) {
-	left, err := p.multiplicative()
-	if err != nil {
-		return nil, err
-	}
-	for p.isSymbol("+") || p.isSymbol("-") {
-		t := p.next()
-		right, err := p.multiplicative()
-		if err != nil {
-			return nil, err
-		}
-		left = &Binary{Pos: t.pos, Op: t.text, L: left, R: right}
-	}
-	return left, nil
-}
-
-func (p *parser) multiplicative() (Expr, error) {
-	left, err := p.unary()
-	if err != nil {
-		return nil, err
-	}
-	for p.isSymbol("*") || p.isSymbol("/") {
-		t := p.next()
-		right, err := p.unary()
-		if err != nil {
-			return nil, err
-		}
-		left = &Binary{Pos: t.pos, Op: t.text, L: left, R: right}
-	}
-	return left, nil
+	return &Binary{X: left, Steps: []Operation{{Pos: t.pos, Op: op, Y: right}}}, nil
 }
 
 func (p *parser) unary() (Expr, error) {
@@ -334,9 +371,10 @@ var typeNames = map[string]Kind{
 
 func (p *parser) cast() (Expr, error) {
 	x, err := p.postfix()
-	if err != nil {
-		return nil, err
+	if err != nil || !p.peek().isKeyword("AS") {
+		return x, err
 	}
+	c := &Cast{X: x}
 	for p.peek().isKeyword("AS") {
 		as := p.next()
 		t := p.next()
@@ -347,25 +385,26 @@ func (p *parser) cast() (Expr, error) {
 			}
 			return nil, staticErr(t.pos, "expected a type name after AS, found %s", t.describe())
 		}
-		x = &Cast{Pos: as.pos, X: x, Type: kind}
+		c.Steps = append(c.Steps, Conversion{Pos: as.pos, Type: kind})
 	}
-	return x, nil
+	return c, nil
 }
 
 func (p *parser) postfix() (Expr, error) {
 	x, err := p.primary()
-	if err != nil {
-		return nil, err
+	if err != nil || !p.isSymbol(".") {
+		return x, err
 	}
+	f := &Field{X: x}
 	for p.isSymbol(".") {
 		p.next()
 		t := p.next()
 		if t.kind != tokWord {
 			return nil, staticErr(t.pos, "expected a field name after '.', found %s", t.describe())
 		}
-		x = &Field{Pos: t.pos, X: x, Name: t.text}
+		f.Path = append(f.Path, FieldName{Pos: t.pos, Name: t.text})
 	}
-	return x, nil
+	return f, nil
 }
 
 func (p *parser) primary() (Expr, error) {

@@ -6,7 +6,8 @@ import (
 	"testing"
 )
 
-// show renders an expression fully parenthesised.
+// show renders an expression fully parenthesised, chains as the nested
+// operations they stand for.
 func show(e Expr) string {
 	switch x := e.(type) {
 	case *Literal:
@@ -14,7 +15,11 @@ func show(e Expr) string {
 	case *AliasRef:
 		return x.Name
 	case *Field:
-		return show(x.X) + "." + x.Name
+		s := show(x.X)
+		for _, name := range x.Path {
+			s += "." + name.Name
+		}
+		return s
 	case *Call:
 		args := make([]string, len(x.Args))
 		for i, a := range x.Args {
@@ -26,9 +31,17 @@ func show(e Expr) string {
 	case *Not:
 		return "(NOT " + show(x.X) + ")"
 	case *Binary:
-		return "(" + show(x.L) + " " + x.Op + " " + show(x.R) + ")"
+		s := show(x.X)
+		for _, step := range x.Steps {
+			s = "(" + s + " " + step.Op + " " + show(step.Y) + ")"
+		}
+		return s
 	case *Cast:
-		return "(" + show(x.X) + " AS " + x.Type.String() + ")"
+		s := show(x.X)
+		for _, conv := range x.Steps {
+			s = "(" + s + " AS " + conv.Type.String() + ")"
+		}
+		return s
 	case *ArrayLit:
 		elems := make([]string, len(x.Elems))
 		for i, a := range x.Elems {

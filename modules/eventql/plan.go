@@ -4,12 +4,18 @@ import (
 	"math"
 )
 
-// conjuncts splits a condition at its top-level ANDs.
-func conjuncts(e Expr) []Expr {
-	if b, ok := e.(*Binary); ok && b.Op == "AND" {
-		return append(conjuncts(b.L), conjuncts(b.R)...)
+// appendConjuncts appends the parts of a condition split at its
+// top-level ANDs, parenthesised ones included.
+func appendConjuncts(dst []Expr, e Expr) []Expr {
+	b, ok := e.(*Binary)
+	if !ok || b.Steps[0].Op != "AND" {
+		return append(dst, e)
 	}
-	return []Expr{e}
+	dst = appendConjuncts(dst, b.X)
+	for _, step := range b.Steps {
+		dst = appendConjuncts(dst, step.Y)
+	}
+	return dst
 }
 
 // indexForm is what an index conjunct selects for one events alias.
@@ -23,14 +29,23 @@ type indexForm struct {
 // fieldOf returns the alias slot and field name of x.name on an alias.
 func fieldOf(e Expr) (slot int, name string, ok bool) {
 	f, isField := e.(*Field)
-	if !isField {
+	if !isField || len(f.Path) != 1 {
 		return 0, "", false
 	}
 	ref, isRef := f.X.(*AliasRef)
 	if !isRef {
 		return 0, "", false
 	}
-	return ref.slot, f.Name, true
+	return ref.slot, f.Path[0].Name, true
+}
+
+// castOf returns x of x AS to, a single conversion.
+func castOf(e Expr, to Kind) (Expr, bool) {
+	c, ok := e.(*Cast)
+	if !ok || len(c.Steps) != 1 || c.Steps[0].Type != to {
+		return nil, false
+	}
+	return c.X, true
 }
 
 func stringLiteral(e Expr) (string, bool) {
@@ -46,21 +61,28 @@ func stringLiteral(e Expr) (string, bool) {
 func indexFormOf(e Expr, isEvents func(int) bool) (indexForm, bool) {
 	switch x := e.(type) {
 	case *Binary:
-		switch x.Op {
+		if x.Steps[0].Op == "OR" {
+			return unionForm(x, isEvents)
+		}
+		if len(x.Steps) != 1 {
+			return indexForm{}, false
+		}
+		left, op, right := x.X, x.Steps[0].Op, x.Steps[0].Y
+		switch op {
 		case "==":
-			for _, sides := range [][2]Expr{{x.L, x.R}, {x.R, x.L}} {
+			for _, sides := range [][2]Expr{{left, right}, {right, left}} {
 				slot, name, ok := fieldOf(sides[0])
 				value, isLit := stringLiteral(sides[1])
 				if ok && isLit && isEvents(slot) && (name == "type" || name == "subject") {
 					return indexForm{slot: slot, lookups: lookupOf(name, value)}, true
 				}
 			}
-			return idRangeForm(x, isEvents)
+			return idRangeForm(left, op, right, isEvents)
 		case "<", "<=", ">", ">=":
-			return idRangeForm(x, isEvents)
+			return idRangeForm(left, op, right, isEvents)
 		case "CONTAINS":
-			arr, isArr := x.L.(*ArrayLit)
-			slot, name, ok := fieldOf(x.R)
+			arr, isArr := left.(*ArrayLit)
+			slot, name, ok := fieldOf(right)
 			if !isArr || !ok || !isEvents(slot) || (name != "type" && name != "subject") {
 				return indexForm{}, false
 			}
@@ -73,13 +95,6 @@ func indexFormOf(e Expr, isEvents func(int) bool) (indexForm, bool) {
 				form.lookups = append(form.lookups, lookupOf(name, value)...)
 			}
 			return form, true
-		case "OR":
-			l, okL := indexFormOf(x.L, isEvents)
-			r, okR := indexFormOf(x.R, isEvents)
-			if !okL || !okR || l.slot != r.slot || l.isRange || r.isRange {
-				return indexForm{}, false
-			}
-			return indexForm{slot: l.slot, lookups: append(append([]Lookup{}, l.lookups...), r.lookups...)}, true
 		}
 	case *Call:
 		if x.Name != "STARTSWITH" || len(x.Args) != 2 {
@@ -94,11 +109,29 @@ func indexFormOf(e Expr, isEvents func(int) bool) (indexForm, bool) {
 	return indexForm{}, false
 }
 
+// unionForm recognises an OR chain of index conjunct forms on one alias
+// that are not id ranges: the union of their lookups.
+func unionForm(x *Binary, isEvents func(int) bool) (indexForm, bool) {
+	union, ok := indexFormOf(x.X, isEvents)
+	if !ok || union.isRange {
+		return indexForm{}, false
+	}
+	union.lookups = append([]Lookup{}, union.lookups...)
+	for _, step := range x.Steps {
+		form, ok := indexFormOf(step.Y, isEvents)
+		if !ok || form.slot != union.slot || form.isRange {
+			return indexForm{}, false
+		}
+		union.lookups = append(union.lookups, form.lookups...)
+	}
+	return union, true
+}
+
 // isIDOrder reports whether an ORDER BY key is x.time or x.id AS INT of
 // the first alias.
 func isIDOrder(key Expr) bool {
-	if cast, ok := key.(*Cast); ok && cast.Type == KindInt {
-		slot, name, ok := fieldOf(cast.X)
+	if id, ok := castOf(key, KindInt); ok {
+		slot, name, ok := fieldOf(id)
 		return ok && slot == 0 && name == "id"
 	}
 	slot, name, ok := fieldOf(key)
@@ -118,19 +151,18 @@ func lookupOf(field, value string) []Lookup {
 }
 
 // idRangeForm recognises x.id AS INT <op> <int literal>, either way round.
-func idRangeForm(x *Binary, isEvents func(int) bool) (indexForm, bool) {
+func idRangeForm(left Expr, op string, right Expr, isEvents func(int) bool) (indexForm, bool) {
 	flip := map[string]string{"==": "==", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
-	for i, sides := range [][2]Expr{{x.L, x.R}, {x.R, x.L}} {
-		cast, isCast := sides[0].(*Cast)
+	for i, sides := range [][2]Expr{{left, right}, {right, left}} {
+		id, isCast := castOf(sides[0], KindInt)
 		lit, isLit := sides[1].(*Literal)
-		if !isCast || cast.Type != KindInt || !isLit || lit.Value.kind != KindInt {
+		if !isCast || !isLit || lit.Value.kind != KindInt {
 			continue
 		}
-		slot, name, ok := fieldOf(cast.X)
+		slot, name, ok := fieldOf(id)
 		if !ok || name != "id" || !isEvents(slot) {
 			continue
 		}
-		op := x.Op
 		if i == 1 {
 			op = flip[op]
 		}
@@ -216,7 +248,7 @@ func makePlan(q *Query) plan {
 	isEvents := func(slot int) bool { return slot < len(q.Froms) && q.Froms[slot].Kind == SourceEvents }
 	var index, other []Expr
 	forms := map[Expr]indexForm{}
-	for _, c := range conjuncts(q.Where) {
+	for _, c := range appendConjuncts(nil, q.Where) {
 		if form, ok := indexFormOf(c, isEvents); ok {
 			index = append(index, c)
 			forms[c] = form

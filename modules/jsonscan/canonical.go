@@ -1,8 +1,3 @@
-// Package jsonscan reads JSON in one pass without reflection: a Scanner
-// walks objects, arrays and strings, skips values, and writes any value in
-// canonical form (compact, keys sorted, numbers and strings normalized as
-// Go's encoding/json writes them). The hot paths of the API decode requests
-// with it.
 package jsonscan
 
 import (

@@ -110,32 +110,6 @@ func (c *Scanner) ObjectBytes(member func(key []byte) error) error {
 	}
 }
 
-// RecordPrefix reads an object that may lack its closing brace (a stored
-// event record, whose signature is added on output), calling member for
-// each key as ObjectBytes does.
-func (c *Scanner) RecordPrefix(member func(key []byte) error) error {
-	if err := c.expect(KindObject, "object"); err != nil {
-		return err
-	}
-	c.pos++
-	for {
-		c.space()
-		if c.pos >= len(c.in) || c.in[c.pos] == '}' {
-			return nil
-		}
-		if c.in[c.pos] == ',' {
-			c.pos++
-		}
-		key, err := c.memberKey()
-		if err != nil {
-			return err
-		}
-		if err := member(key); err != nil {
-			return err
-		}
-	}
-}
-
 // memberKey reads an object key and the colon after it.
 func (c *Scanner) memberKey() ([]byte, error) {
 	if c.Peek() != KindString {

@@ -1,9 +1,3 @@
-// Package schema holds the JSON Schemas that event types may be bound to:
-// the rules a schema must meet to be registered (api.md §4.9), its stored
-// form, and the validation of event data with messages in the API's
-// wording. Schemas are JSON Schema 2020-12 by default, 2019-09 or draft-07
-// by $schema, compiled with github.com/santhosh-tekuri/jsonschema/v6 without
-// loading anything from outside the document.
 package schema
 
 import (

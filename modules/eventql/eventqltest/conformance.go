@@ -1,6 +1,3 @@
-// Package eventqltest holds what tests of EventQL share: the conformance
-// cases of eventql.md §17, their comparison rules, and an in-memory
-// Database to run queries on without a store.
 package eventqltest
 
 import (

@@ -1,5 +1,3 @@
-// Package storedb runs EventQL on the store: it presents a store.View as
-// an eventql.Database, and an EventQL program as a store precondition.
 package storedb
 
 import (
