@@ -142,8 +142,11 @@ func (c *Condition) Holds(ctx context.Context, state *store.View) (bool, error) 
 	return c.program.Holds(ctx, New(state, c.emitter), c.opts)
 }
 
-// Affects reports whether writing w could change the program's verdict.
-func (c *Condition) Affects(store.Written) bool { return true }
+// Affects reports whether writing w could change the program's verdict:
+// whether the query reads it (eventql.Program.Affects).
+func (c *Condition) Affects(w store.Written) bool {
+	return c.program.Affects(eventql.Written{Record: w.Record, Subject: w.Subject, Type: w.Type}, c.emitter.Append)
+}
 
 // ReadsSchemas reports whether the program reads registered schemas.
-func (c *Condition) ReadsSchemas() bool { return true }
+func (c *Condition) ReadsSchemas() bool { return c.program.ReadsSchemas() }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -208,4 +209,65 @@ func TestPreconditionRace(t *testing.T) {
 	if got := s.Durable(); got != rounds {
 		t.Fatalf("%d events after %d rounds", got, rounds)
 	}
+}
+
+// countingCondition counts the evaluations of a condition.
+type countingCondition struct {
+	*storedb.Condition
+	evaluations atomic.Int32
+}
+
+func (c *countingCondition) Holds(ctx context.Context, v *store.View) (bool, error) {
+	c.evaluations.Add(1)
+	return c.Condition.Holds(ctx, v)
+}
+
+// TestHeavyPreconditionHoldsUpOnlyItsOwnWrite runs a slow query
+// precondition on one subject while plain writes go to another: they are
+// not held up, and, as they are not among what the query reads, the query
+// is evaluated once.
+func TestHeavyPreconditionHoldsUpOnlyItsOwnWrite(t *testing.T) {
+	s := storetest.Open(t, t.TempDir(), nil)
+	defer s.Close(context.Background())
+	batch := make([]event.Candidate, 1000)
+	for i := range batch {
+		batch[i] = event.Candidate{Source: "https://x.example", Subject: "/hot", Type: "io.example.x", Data: []byte(`{}`)}
+	}
+	for range 3 {
+		if _, err := s.Write(context.Background(), batch, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, err := eventql.Compile(`FROM a IN events FROM b IN events WHERE a.subject == "/hot" AND b.subject == "/hot" PROJECT INTO COUNT() >= 0`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &countingCondition{Condition: storedb.NewCondition(p, emitter, eventql.Options{TimeLimit: time.Minute})}
+	done := make(chan error, 1)
+	start := time.Now()
+	go func() {
+		_, err := s.Write(context.Background(), []event.Candidate{{Source: "https://x.example", Subject: "/hot", Type: "io.example.x", Data: []byte(`{}`)}},
+			[]store.Precondition{{Kind: store.ConditionHolds, Condition: c}})
+		done <- err
+	}()
+	time.Sleep(50 * time.Millisecond)
+	var slowest time.Duration
+	for i := 0; i < 20; i++ {
+		t0 := time.Now()
+		if _, err := s.Write(context.Background(), []event.Candidate{{Source: "https://x.example", Subject: "/cold", Type: "io.example.x", Data: []byte(`{}`)}}, nil); err != nil {
+			t.Fatal(err)
+		}
+		slowest = max(slowest, time.Since(t0))
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	took := time.Since(start)
+	if n := c.evaluations.Load(); n != 1 {
+		t.Fatalf("the query was evaluated %d times; writes it does not read must not invalidate it", n)
+	}
+	if slowest > took/2 {
+		t.Fatalf("a plain write took %v while a %v precondition ran: the writer was held up", slowest, took)
+	}
+	t.Logf("precondition %v, slowest plain write beside it %v", took, slowest)
 }

@@ -1,0 +1,76 @@
+package eventql
+
+import (
+	"testing"
+	"time"
+
+	"github.com/eventstore-service/eventstore/modules/event"
+)
+
+func TestAffects(t *testing.T) {
+	written := func(id uint64, subject, eventType, data string) Written {
+		_, r := event.Seal(nil, event.Candidate{Source: "https://x", Subject: subject, Type: eventType, Data: []byte(data)},
+			id, time.Unix(1_700_000_000, 1), []byte(event.ZeroHash))
+		return Written{Record: r, Subject: subject, Type: eventType}
+	}
+	emit := event.NewEmitter(nil).Append
+	cases := []struct {
+		query   string
+		event   Written
+		affects bool
+	}{
+		{`FROM e IN events WHERE e.subject == "/a" PROJECT INTO COUNT() == 0`, written(10, "/a", "t", `{}`), true},
+		{`FROM e IN events WHERE e.subject == "/a" PROJECT INTO COUNT() == 0`, written(10, "/b", "t", `{}`), false},
+		{`FROM e IN events WHERE e.type == "t" ORDER BY e.id DESC TOP 1 PROJECT INTO e.id == "3"`, written(10, "/b", "t", `{}`), true},
+		{`FROM e IN events WHERE e.type == "t" ORDER BY e.id DESC TOP 1 PROJECT INTO e.id == "3"`, written(10, "/b", "u", `{}`), false},
+		{`FROM e IN events WHERE e.subject == "/a" AND e.type == "t" PROJECT INTO COUNT() == 0`, written(10, "/a", "u", `{}`), false},
+		{`FROM e IN events WHERE STARTSWITH(e.subject, "/books/") PROJECT INTO COUNT() > 1`, written(10, "/books/7", "t", `{}`), true},
+		{`FROM e IN events WHERE STARTSWITH(e.subject, "/books/") PROJECT INTO COUNT() > 1`, written(10, "/readers/1", "t", `{}`), false},
+		{`FROM e IN events WHERE e.id AS INT < 5 PROJECT INTO COUNT() == 5`, written(10, "/a", "t", `{}`), false},
+		// A filter on data rules out events it drops, null included.
+		{`FROM e IN events WHERE e.data.amount > 1000 PROJECT INTO COUNT() == 0`, written(10, "/a", "t", `{"amount":5}`), false},
+		{`FROM e IN events WHERE e.data.amount > 1000 PROJECT INTO COUNT() == 0`, written(10, "/a", "t", `{"amount":5000}`), true},
+		{`FROM e IN events WHERE e.data.amount > 1000 PROJECT INTO COUNT() == 0`, written(10, "/a", "t", `{"other":1}`), false},
+		// A conjunct that fails may hold on the state it commits on: affected.
+		{`FROM e IN events WHERE e.data.n / 0 == 1 PROJECT INTO COUNT() == 0`, written(10, "/a", "t", `{"n":1}`), true},
+		// Random numbers decide nothing in advance.
+		{`FROM e IN events WHERE RAND() > 2 PROJECT INTO COUNT() == 0`, written(10, "/a", "t", `{}`), true},
+		// Every event counts for a count over all.
+		{`FROM e IN events PROJECT INTO COUNT() == 0`, written(10, "/z", "z", `{}`), true},
+		// Subjects and event types change with any event.
+		{`FROM s IN subjects PROJECT INTO COUNT() == 3`, written(10, "/z", "z", `{}`), true},
+		{`FROM t IN eventtypes PROJECT INTO COUNT() == 3`, written(10, "/z", "z", `{}`), true},
+		// Subqueries and products: any source that admits the event.
+		{`FROM x IN (FROM e IN events WHERE e.type == "t" PROJECT INTO e) PROJECT INTO COUNT() == 0`, written(10, "/a", "t", `{}`), true},
+		{`FROM x IN (FROM e IN events WHERE e.type == "t" PROJECT INTO e) PROJECT INTO COUNT() == 0`, written(10, "/a", "u", `{}`), false},
+		{`FROM a IN events FROM b IN events WHERE a.type == "x" AND b.type == "y" PROJECT INTO COUNT() == 0`, written(10, "/a", "y", `{}`), true},
+		{`FROM a IN events FROM b IN events WHERE a.type == "x" AND b.type == "y" PROJECT INTO COUNT() == 0`, written(10, "/a", "z", `{}`), false},
+		{`FROM a IN events FROM b IN events WHERE a.type == "x" OR b.type == "y" PROJECT INTO COUNT() == 0`, written(10, "/a", "z", `{}`), true},
+	}
+	for _, tc := range cases {
+		p, err := Compile(tc.query)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.query, err)
+		}
+		if got := p.Affects(tc.event, emit); got != tc.affects {
+			t.Errorf("%s\nwith event %d %s %s %s: affects %v, want %v", tc.query, tc.event.Record.ID, tc.event.Subject, tc.event.Type, tc.event.Record.JSON, got, tc.affects)
+		}
+	}
+}
+
+func TestReadsSchemas(t *testing.T) {
+	for query, want := range map[string]bool{
+		`FROM e IN events PROJECT INTO COUNT() == 0`:                                                 false,
+		`FROM t IN eventtypes PROJECT INTO COUNT() == 0`:                                             true,
+		`FROM x IN (FROM t IN eventtypes PROJECT INTO t) PROJECT INTO COUNT() == 0`:                  true,
+		`FROM s IN subjects FROM e IN events WHERE e.subject == s.subject PROJECT INTO COUNT() == 0`: false,
+	} {
+		p, err := Compile(query)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := p.ReadsSchemas(); got != want {
+			t.Errorf("%s: reads schemas %v, want %v", query, got, want)
+		}
+	}
+}
