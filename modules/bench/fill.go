@@ -1,0 +1,63 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+)
+
+// Fill writes n events on subject in batches of 1,000, interleaved with as
+// many events on other subjects, so that reading subject skips over them.
+func (t Target) Fill(ctx context.Context, subject string, n int) error {
+	own, other := writeBody(subject, EventType, 1000), writeBody(subject+"-neighbour", EventType, 1000)
+	return t.fill(ctx, (n+999)/1000, 1, func(int) [][]byte { return [][]byte{own, other} })
+}
+
+// RareEventType is the type of the events the query scenario selects.
+const RareEventType = "io.eventstore.bench.flagged"
+
+// FillMixed writes n events below prefix in batches of 1,000: one in a
+// hundred of RareEventType on prefix/rare, the others of EventType, each
+// batch on a subject prefix/common/<batch> of its own.
+func (t Target) FillMixed(ctx context.Context, prefix string, n int) error {
+	return t.fill(ctx, (n+999)/1000, 1, func(batch int) [][]byte {
+		common := fmt.Sprintf("%s/common/%d", prefix, batch)
+		return [][]byte{batchBody(1000, func(i int) (string, string) {
+			if i%100 == 99 {
+				return prefix + "/rare", RareEventType
+			}
+			return common, EventType
+		})}
+	})
+}
+
+// fill posts the bodies of every batch to write-events, with workers
+// clients at once, each taking the next batch; it stops at the first error.
+func (t Target) fill(ctx context.Context, batches, workers int, bodies func(batch int) [][]byte) error {
+	client := newClient(workers)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		next  atomic.Int64
+		wg    sync.WaitGroup
+		once  sync.Once
+		first error
+	)
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for batch := int(next.Add(1) - 1); batch < batches && ctx.Err() == nil; batch = int(next.Add(1) - 1) {
+				for _, body := range bodies(batch) {
+					if err := t.call(ctx, client, "/api/v1/write-events", body, nil); err != nil {
+						once.Do(func() { first = fmt.Errorf("fill, batch %d: %w", batch, err); cancel() })
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return first
+}
