@@ -3,8 +3,10 @@ package bench
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Fill writes n events on subject in batches of 1,000, interleaved with as
@@ -60,4 +62,23 @@ func (t Target) fill(ctx context.Context, batches, workers int, bodies func(batc
 	}
 	wg.Wait()
 	return first
+}
+
+// PrefillSubjects is the number of subjects Prefill spreads n events over:
+// a hundred events each, as in a store of many small streams.
+func PrefillSubjects(n int) int { return max(1, n/100) }
+
+// Prefill writes n events in batches of 1,000 with four clients at once,
+// event k on subject /bench/prefill/<run>/<k mod PrefillSubjects(n)>, so
+// that every batch touches many subjects and each subject's events are
+// spread over the whole log.
+func (t Target) Prefill(ctx context.Context, n int) error {
+	prefix := fmt.Sprintf("/bench/prefill/%d/", time.Now().UnixNano())
+	subjects := PrefillSubjects(n)
+	return t.fill(ctx, (n+999)/1000, 4, func(batch int) [][]byte {
+		first := batch * 1000
+		return [][]byte{batchBody(min(1000, n-first), func(i int) (string, string) {
+			return prefix + strconv.Itoa((first+i)%subjects), EventType
+		})}
+	})
 }
