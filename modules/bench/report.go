@@ -68,7 +68,7 @@ type Record struct {
 	HeapBeforeBytes         int64   `json:"heapBeforeBytes,omitempty"`
 	HeapPeakBytes           int64   `json:"heapPeakBytes,omitempty"`
 	// BaselineRatio is requests/s as a fraction of the baseline's in the
-	// same run (request/response scenarios only).
+	// same run (write and write-precondition only: the same requests).
 	BaselineRatio float64 `json:"baselineRatio,omitempty"`
 }
 

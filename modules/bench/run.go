@@ -1,0 +1,233 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Options configure Run.
+type Options struct {
+	// URL and Token name a running service. Without URL, Run starts one:
+	// `Binary run` with a temporary data directory and ServerFlags.
+	URL, Token  string
+	Binary      string
+	ServerFlags []string
+	// Scenarios run in this order; ScenarioNames lists them.
+	Scenarios []string
+	// Prefill events are written before the scenarios, untimed.
+	Prefill int
+	// Duration is that of each write and observe scenario.
+	Duration time.Duration
+	// Clients is the write, write-precondition and baseline concurrency.
+	Clients, BatchClients, BatchSize                int
+	ReadEvents, Observers, ObserveRate, QueryEvents int
+}
+
+// ScenarioNames are the scenarios Run knows, in the order of a full run.
+func ScenarioNames() []string {
+	return []string{"baseline", "write", "write-precondition", "batch", "schema", "read", "observe", "query"}
+}
+
+// CheckScenarios reports the first of names that is no scenario.
+func CheckScenarios(names []string) error {
+	for _, name := range names {
+		if !slices.Contains(ScenarioNames(), name) {
+			return fmt.Errorf("unknown scenario %q (%s)", name, strings.Join(ScenarioNames(), ", "))
+		}
+	}
+	return nil
+}
+
+// runner carries a run from one scenario to the next.
+type runner struct {
+	ctx    context.Context
+	out    io.Writer
+	opts   Options
+	target Target
+	server *Server // nil against a running service
+	report Report
+	// baseline is the baseline's requests/s once measured; write and
+	// precondition the events/s of the latest write and write-precondition.
+	baseline, write, precondition float64
+}
+
+// Run starts the server unless opts.URL names one, pre-fills the store,
+// runs the scenarios one after the other and prints their figures to out
+// as it goes. The report it returns leaves Environment to the caller.
+func Run(ctx context.Context, out io.Writer, opts Options) (Report, error) {
+	if err := CheckScenarios(opts.Scenarios); err != nil {
+		return Report{}, err
+	}
+	r := &runner{ctx: ctx, out: out, opts: opts, target: Target{URL: opts.URL, Token: opts.Token}}
+	if opts.URL == "" {
+		server, err := StartServer(opts.Binary, opts.Token, opts.ServerFlags...)
+		if err != nil {
+			return Report{}, err
+		}
+		defer server.Stop()
+		r.server, r.target = server, server.Target
+		fmt.Fprintf(out, "server: %s (started by bench, temporary data directory%s)\n", r.target.URL, flagList(opts.ServerFlags))
+	}
+	if opts.Prefill > 0 {
+		if err := r.prefill(); err != nil {
+			return Report{}, err
+		}
+	}
+	for _, scenario := range opts.Scenarios {
+		if err := r.run(scenario); err != nil {
+			return Report{}, fmt.Errorf("%s: %w", scenario, err)
+		}
+	}
+	r.finish()
+	return r.report, nil
+}
+
+// flagList formats the extra server flags for the server line.
+func flagList(flags []string) string {
+	if len(flags) == 0 {
+		return ""
+	}
+	return ", " + strings.Join(flags, " ")
+}
+
+// run runs one scenario.
+func (r *runner) run(scenario string) error {
+	o := r.opts
+	switch scenario {
+	case "baseline":
+		return r.runBaseline()
+	case "write":
+		rec := r.measure(scenario, r.server, func() Result {
+			return r.target.Write(r.ctx, fmt.Sprintf("write 1/request x%d", o.Clients), EventType, o.Clients, 1, o.Duration)
+		})
+		r.write = rec.EventsPerSecond
+		r.printPreconditionRatio()
+	case "write-precondition":
+		rec := r.measure(scenario, r.server, func() Result {
+			return r.target.WritePrecondition(r.ctx, fmt.Sprintf("precondition 1/request x%d", o.Clients), o.Clients, o.Duration)
+		})
+		r.precondition = rec.EventsPerSecond
+		r.printPreconditionRatio()
+	case "batch":
+		r.measure(scenario, r.server, func() Result {
+			return r.target.Write(r.ctx, fmt.Sprintf("write %d/request x%d", o.BatchSize, o.BatchClients), EventType, o.BatchClients, o.BatchSize, o.Duration)
+		})
+	case "schema":
+		// The batch scenario on a type bound to a schema the events match.
+		validated := fmt.Sprintf("io.eventstore.bench.validated%d", time.Now().UnixNano())
+		if err := r.target.RegisterSchema(r.ctx, validated, EventSchema); err != nil {
+			return err
+		}
+		r.measure(scenario, r.server, func() Result {
+			return r.target.Write(r.ctx, fmt.Sprintf("schema %d/request x%d", o.BatchSize, o.BatchClients), validated, o.BatchClients, o.BatchSize, o.Duration)
+		})
+	case "read":
+		subject := fmt.Sprintf("/bench/read/%d", time.Now().UnixNano())
+		if err := r.target.Fill(r.ctx, subject, o.ReadEvents); err != nil {
+			return err
+		}
+		r.measure(scenario, r.server, func() Result {
+			return r.target.Read(r.ctx, fmt.Sprintf("read subject of %d", o.ReadEvents), subject, 5)
+		})
+	case "observe":
+		return r.runObserve()
+	case "query":
+		return r.runQuery()
+	}
+	return nil
+}
+
+// printPreconditionRatio prints write-precondition against write once both
+// have run.
+func (r *runner) printPreconditionRatio() {
+	if r.write > 0 && r.precondition > 0 {
+		fmt.Fprintf(r.out, "%-28s write-precondition / write: %.2f\n", "", r.precondition/r.write)
+	}
+}
+
+// isRequestScenario says whether scenario's requests have the shape of
+// the baseline's (one event each), so that their rates compare.
+func isRequestScenario(scenario string) bool {
+	return scenario == "write" || scenario == "write-precondition"
+}
+
+// measure runs one scenario, reading the usage of proc (the server or the
+// baseline; nil when unknown) around it, then prints and records its
+// figures.
+func (r *runner) measure(scenario string, proc *Server, run func() Result) Record {
+	before := r.begin(proc)
+	res := run()
+	rec := newRecord(scenario, res)
+	line := res.String()
+	if isRequestScenario(scenario) && r.baseline > 0 {
+		rec.BaselineRatio = rec.RequestsPerSecond / r.baseline
+		line += fmt.Sprintf("  (%.0f%% of baseline)", 100*rec.BaselineRatio)
+	}
+	fmt.Fprintln(r.out, line)
+	if after, ok := r.end(proc, before, &rec); ok && res.Events > 0 {
+		fmt.Fprintf(r.out, "%-28s server CPU %6.2f s (%5.1f µs/event, %3.0f%% of one core), RSS %4d MiB, peak %4d MiB\n", "",
+			rec.ServerCPUSeconds, rec.ServerCPUPerEventMicros, 100*rec.ServerCPUSeconds/res.Elapsed.Seconds(), after.RSS>>20, after.PeakRSS>>20)
+	}
+	r.report.Scenarios = append(r.report.Scenarios, rec)
+	return rec
+}
+
+// begin starts measuring proc's usage: it notes the server's peak so far,
+// starts a new peak and returns the usage now.
+func (r *runner) begin(proc *Server) Usage {
+	if proc == nil {
+		return Usage{}
+	}
+	r.notePeak()
+	_ = proc.ResetPeak() // where it fails, the peak is that since the start
+	before, _ := proc.Usage()
+	return before
+}
+
+// end reads proc's usage and adds it to rec: CPU since before, memory now;
+// false when it is unknown.
+func (r *runner) end(proc *Server, before Usage, rec *Record) (Usage, bool) {
+	if proc == nil {
+		return Usage{}, false
+	}
+	r.notePeak()
+	after, err := proc.Usage()
+	if err != nil {
+		return Usage{}, false
+	}
+	cpu := after.CPU - before.CPU
+	rec.ServerCPUSeconds = cpu.Seconds()
+	if rec.Events > 0 {
+		rec.ServerCPUPerEventMicros = float64(cpu.Microseconds()) / float64(rec.Events)
+	}
+	rec.RSSBytes, rec.PeakRSSBytes = after.RSS, after.PeakRSS
+	return after, true
+}
+
+// notePeak raises the run's peak RSS to the server's peak so far.
+func (r *runner) notePeak() {
+	if r.server == nil {
+		return
+	}
+	if u, err := r.server.Usage(); err == nil {
+		r.report.ServerPeakRSSBytes = max(r.report.ServerPeakRSSBytes, u.PeakRSS)
+	}
+}
+
+// finish relates the scenarios run before the baseline to it and prints
+// the server's peak memory over the run.
+func (r *runner) finish() {
+	for i, rec := range r.report.Scenarios {
+		if isRequestScenario(rec.Scenario) && rec.BaselineRatio == 0 && r.baseline > 0 {
+			r.report.Scenarios[i].BaselineRatio = rec.RequestsPerSecond / r.baseline
+		}
+	}
+	if r.server != nil {
+		r.notePeak()
+		fmt.Fprintf(r.out, "server peak RSS over the run: %d MiB\n", r.report.ServerPeakRSSBytes>>20)
+	}
+}
