@@ -1,49 +1,31 @@
 package bench
 
 import (
-	"bytes"
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 )
 
-// syncBuffer is a bytes.Buffer safe for a writer and a reader at once.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
-
 func TestServeBaseline(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var out syncBuffer
+	announced, out := io.Pipe()
 	served := make(chan error, 1)
-	go func() { served <- ServeBaseline(ctx, 0, &out) }()
+	go func() { served <- ServeBaseline(ctx, 0, out) }()
+	line, err := bufio.NewReader(announced).ReadBytes('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
 	var entry struct {
 		Message string `json:"message"`
 		Port    int    `json:"port"`
 	}
-	for deadline := time.Now().Add(5 * time.Second); entry.Port == 0; time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("no port announced; output %q", out.String())
-		}
-		if line, ok := strings.CutSuffix(out.String(), "\n"); ok {
-			if err := json.Unmarshal([]byte(line), &entry); err != nil || entry.Message != baselineListening {
-				t.Fatalf("announcement %q: %v", line, err)
-			}
-		}
+	if err := json.Unmarshal(line, &entry); err != nil || entry.Message != baselineListening || entry.Port == 0 {
+		t.Fatalf("announcement %q: %v", line, err)
 	}
 	target := Target{URL: fmt.Sprintf("http://127.0.0.1:%d", entry.Port), Token: "t"}
 	resp, err := target.post(ctx, newClient(1), "/api/v1/write-events", writeBody("/s", EventType, 1))
