@@ -176,9 +176,11 @@ func (r *runner) measure(scenario string, proc *Server, run func() Result) Recor
 	return rec
 }
 
-// begin starts measuring proc's usage: it notes the server's peak so far,
-// starts a new peak and returns the usage now.
+// begin waits for the server to idle, then starts measuring proc's usage:
+// it notes the server's peak so far, starts a new peak and returns the
+// usage now.
 func (r *runner) begin(proc *Server) Usage {
+	r.settle()
 	if proc == nil {
 		return Usage{}
 	}
@@ -206,6 +208,23 @@ func (r *runner) end(proc *Server, before Usage, rec *Record) (Usage, bool) {
 	}
 	rec.RSSBytes, rec.PeakRSSBytes = after.RSS, after.PeakRSS
 	return after, true
+}
+
+// settle waits until the server bench started idles, so that what an
+// earlier fill or scenario left to do (flushes, compactions) does not slow
+// the next scenario; it says so when that took a while.
+func (r *runner) settle() {
+	if r.server == nil {
+		return
+	}
+	const window = time.Second
+	waited, err := r.server.Settle(0.05, window, 2*time.Minute)
+	switch {
+	case err != nil:
+		fmt.Fprintf(r.out, "server busy before the next scenario: %v\n", err)
+	case waited > window+window/2:
+		fmt.Fprintf(r.out, "waited %.0f s for the server to idle (flushes, compactions)\n", waited.Seconds())
+	}
 }
 
 // notePeak raises the run's peak RSS to the server's peak so far.

@@ -143,3 +143,27 @@ func (s *Server) Usage() (Usage, error) {
 	}
 	return u, nil
 }
+
+// Settle waits until the process uses less than idle of a core over a
+// window (its compactions and flushes done), at most limit, and returns how
+// long it waited; an error if it is still busy then.
+func (s *Server) Settle(idle float64, window, limit time.Duration) (time.Duration, error) {
+	start := time.Now()
+	before, err := s.Usage()
+	if err != nil {
+		return 0, err
+	}
+	for {
+		time.Sleep(window)
+		after, err := s.Usage()
+		if err != nil {
+			return time.Since(start), err
+		}
+		if used := (after.CPU - before.CPU).Seconds() / window.Seconds(); used < idle {
+			return time.Since(start), nil
+		} else if time.Since(start) >= limit {
+			return time.Since(start), fmt.Errorf("still using %.0f%% of a core after %s", 100*used, limit.Round(time.Second))
+		}
+		before = after
+	}
+}
