@@ -38,6 +38,7 @@ func (t Target) FillMixed(ctx context.Context, prefix string, n int) error {
 // clients at once, each taking the next batch; it stops at the first error.
 func (t Target) fill(ctx context.Context, batches, workers int, bodies func(batch int) [][]byte) error {
 	client := newClient(workers)
+	defer client.CloseIdleConnections()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var (

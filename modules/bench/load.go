@@ -21,7 +21,10 @@ type exchange func(ctx context.Context) error
 // the exchange newExchange returns for it one after the other, and returns
 // the result; every successful request counts perRequest events. The first
 // error is printed to stderr; a request cut off by the end is not an error.
-func load(ctx context.Context, name string, clients, perRequest int, duration time.Duration, newExchange func(c int) exchange) Result {
+// At the end it closes client's idle connections, which would otherwise
+// stay open on the server.
+func load(ctx context.Context, name string, client *http.Client, clients, perRequest int, duration time.Duration, newExchange func(c int) exchange) Result {
+	defer client.CloseIdleConnections()
 	var (
 		wg        sync.WaitGroup
 		mu        sync.Mutex
@@ -68,7 +71,7 @@ func load(ctx context.Context, name string, clients, perRequest int, duration ti
 // for duration, every client on a subject of its own, and returns the result.
 func (t Target) Write(ctx context.Context, name, eventType string, clients, batch int, duration time.Duration) Result {
 	client := newClient(clients)
-	return load(ctx, name, clients, batch, duration, func(c int) exchange {
+	return load(ctx, name, client, clients, batch, duration, func(c int) exchange {
 		body := writeBody(fmt.Sprintf("/bench/writer-%d/client-%d", batch, c), eventType, batch)
 		return func(ctx context.Context) error {
 			return t.call(ctx, client, "/api/v1/write-events", body, nil)

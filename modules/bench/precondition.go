@@ -20,7 +20,7 @@ import (
 func (t Target) WritePrecondition(ctx context.Context, name string, clients int, duration time.Duration) Result {
 	client := newClient(clients)
 	run := time.Now().UnixNano()
-	return load(ctx, name, clients, 1, duration, func(c int) exchange {
+	return load(ctx, name, client, clients, 1, duration, func(c int) exchange {
 		subject := fmt.Sprintf("/bench/precondition/%d/client-%d", run, c)
 		events := writeBody(subject, EventType, 1)
 		events = events[:len(events)-1] // the closing brace: the preconditions come first

@@ -47,9 +47,10 @@ func (t Target) Count(ctx context.Context) (int64, error) {
 // the other, counting the lines it answers with as events and sampling the
 // server's Go heap meanwhile.
 func (t Target) stream(ctx context.Context, name, path string, body []byte, rounds int) Result {
-	client := newClient(1)
+	client, sampler := newClient(1), newClient(1)
+	defer client.CloseIdleConnections()
+	defer sampler.CloseIdleConnections()
 	res := Result{Name: name}
-	sampler := newClient(1)
 	res.HeapBefore, _ = t.heapInUse(sampler)
 	sampling := make(chan struct{})
 	sampled := make(chan int64)
