@@ -54,6 +54,7 @@ func benchFlags() []cli.Flag {
 		&cli.IntFlag{Name: "prefill", Usage: "events to write before the scenarios, untimed (batches of 1,000, a hundred events per subject)"},
 		&cli.GenericFlag{Name: "server-flag", Value: &repeated{}, Usage: "flag for the server bench starts, e.g. --server-flag=--memory-limit=256MiB (repeatable)"},
 		&cli.DurationFlag{Name: "duration", Value: 10 * time.Second, Usage: "duration of each write and observe scenario"},
+		&cli.IntFlag{Name: "slices", Value: 1, Usage: "run consecutive baseline, write and write-precondition scenarios alternately in this many slices of --duration/N each, so that a change of the machine's load hits them alike (1: back to back)"},
 		&cli.IntFlag{Name: "clients", Value: 64, Usage: "concurrent clients of the write, write-precondition and baseline scenarios (one event per request)"},
 		&cli.IntFlag{Name: "batch-clients", Value: 16, Usage: "concurrent clients of the batch scenario"},
 		&cli.IntFlag{Name: "batch-size", Value: 100, Usage: "events per request of the batch scenario"},
@@ -85,6 +86,9 @@ func runBench(c *cli.Context) error {
 	if err := bench.CheckScenarios(scenarios); err != nil {
 		return usageError(err)
 	}
+	if c.Int("slices") < 1 || c.Duration("duration")/time.Duration(max(1, c.Int("slices"))) < 100*time.Millisecond {
+		return usageError(fmt.Errorf("--slices must be at least 1 and leave slices of at least 100ms of --duration"))
+	}
 	serverFlags := c.Generic("server-flag").(*repeated).values
 	if c.String("url") != "" && len(serverFlags) > 0 {
 		return usageError(fmt.Errorf("--server-flag applies to the server bench starts, not to --url"))
@@ -110,7 +114,7 @@ func runBench(c *cli.Context) error {
 	env := environment(c)
 	report, err := bench.Run(c.Context, c.App.Writer, bench.Options{
 		URL: c.String("url"), Token: token, Binary: self, ServerFlags: serverFlags,
-		Scenarios: scenarios, Prefill: c.Int("prefill"), Duration: c.Duration("duration"),
+		Scenarios: scenarios, Prefill: c.Int("prefill"), Duration: c.Duration("duration"), Slices: c.Int("slices"),
 		Clients: c.Int("clients"), BatchClients: c.Int("batch-clients"), BatchSize: c.Int("batch-size"),
 		ReadEvents: c.Int("read-events"), Observers: c.Int("observers"), ObserveRate: c.Int("observe-rate"), QueryEvents: c.Int("query-events"),
 	})

@@ -83,6 +83,16 @@ func newRecord(scenario string, res Result) Record {
 	}
 }
 
+// addUsage adds what the scenario's process used: used.CPU over it, its
+// memory at the end.
+func (rec *Record) addUsage(used Usage) {
+	rec.ServerCPUSeconds = used.CPU.Seconds()
+	if rec.Events > 0 {
+		rec.ServerCPUPerEventMicros = float64(used.CPU.Microseconds()) / float64(rec.Events)
+	}
+	rec.RSSBytes, rec.PeakRSSBytes = used.RSS, used.PeakRSS
+}
+
 // ms is d in milliseconds.
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 

@@ -22,6 +22,9 @@ type Options struct {
 	Prefill int
 	// Duration is that of each write and observe scenario.
 	Duration time.Duration
+	// Slices is the number of slices in which consecutive baseline, write
+	// and write-precondition scenarios alternate (1: back to back).
+	Slices int
 	// Clients is the write, write-precondition and baseline concurrency.
 	Clients, BatchClients, BatchSize                int
 	ReadEvents, Observers, ObserveRate, QueryEvents int
@@ -51,8 +54,9 @@ type runner struct {
 	server *Server // nil against a running service
 	report Report
 	// baseline is the baseline's requests/s once measured; write and
-	// precondition the events/s of the latest write and write-precondition.
-	baseline, write, precondition float64
+	// precondition the latest records of those scenarios.
+	baseline            float64
+	write, precondition Record
 }
 
 // Run starts the server unless opts.URL names one, pre-fills the store,
@@ -77,10 +81,19 @@ func Run(ctx context.Context, out io.Writer, opts Options) (Report, error) {
 			return Report{}, err
 		}
 	}
-	for _, scenario := range opts.Scenarios {
-		if err := r.run(scenario); err != nil {
-			return Report{}, fmt.Errorf("%s: %w", scenario, err)
+	for i := 0; i < len(opts.Scenarios); {
+		group := alternatingGroup(opts.Scenarios[i:])
+		var err error
+		if len(group) > 0 {
+			err = r.runAlternating(group)
+		} else {
+			group = opts.Scenarios[i : i+1]
+			err = r.run(group[0])
 		}
+		if err != nil {
+			return Report{}, fmt.Errorf("%s: %w", strings.Join(group, ", "), err)
+		}
+		i += len(group)
 	}
 	r.finish()
 	return r.report, nil
@@ -94,24 +107,10 @@ func flagList(flags []string) string {
 	return ", " + strings.Join(flags, " ")
 }
 
-// run runs one scenario.
+// run runs one scenario other than those runAlternating runs.
 func (r *runner) run(scenario string) error {
 	o := r.opts
 	switch scenario {
-	case "baseline":
-		return r.runBaseline()
-	case "write":
-		rec := r.measure(scenario, r.server, func() Result {
-			return r.target.Write(r.ctx, fmt.Sprintf("write 1/request x%d", o.Clients), EventType, o.Clients, 1, o.Duration)
-		})
-		r.write = rec.EventsPerSecond
-		r.printPreconditionRatio()
-	case "write-precondition":
-		rec := r.measure(scenario, r.server, func() Result {
-			return r.target.WritePrecondition(r.ctx, fmt.Sprintf("precondition 1/request x%d", o.Clients), o.Clients, o.Duration)
-		})
-		r.precondition = rec.EventsPerSecond
-		r.printPreconditionRatio()
 	case "batch":
 		r.measure(scenario, r.server, func() Result {
 			return r.target.Write(r.ctx, fmt.Sprintf("write %d/request x%d", o.BatchSize, o.BatchClients), EventType, o.BatchClients, o.BatchSize, o.Duration)
@@ -141,26 +140,25 @@ func (r *runner) run(scenario string) error {
 	return nil
 }
 
-// printPreconditionRatio prints write-precondition against write once both
-// have run.
-func (r *runner) printPreconditionRatio() {
-	if r.write > 0 && r.precondition > 0 {
-		fmt.Fprintf(r.out, "%-28s write-precondition / write: %.2f\n", "", r.precondition/r.write)
-	}
-}
-
-// isRequestScenario says whether scenario's requests have the shape of
-// the baseline's (one event each), so that their rates compare.
-func isRequestScenario(scenario string) bool {
-	return scenario == "write" || scenario == "write-precondition"
-}
-
 // measure runs one scenario, reading the usage of proc (the server or the
 // baseline; nil when unknown) around it, then prints and records its
 // figures.
 func (r *runner) measure(scenario string, proc *Server, run func() Result) Record {
+	res, used := r.sample(proc, run)
+	return r.record(scenario, res, used)
+}
+
+// sample runs run between begin and end.
+func (r *runner) sample(proc *Server, run func() Result) (Result, *Usage) {
 	before := r.begin(proc)
 	res := run()
+	return res, r.end(proc, before)
+}
+
+// record prints and records the figures of a scenario and what its process
+// used (nil: unknown), relates them to the baseline and write-precondition
+// to write, and notes them for those that follow.
+func (r *runner) record(scenario string, res Result, used *Usage) Record {
 	rec := newRecord(scenario, res)
 	line := res.String()
 	if isRequestScenario(scenario) && r.baseline > 0 {
@@ -168,12 +166,34 @@ func (r *runner) measure(scenario string, proc *Server, run func() Result) Recor
 		line += fmt.Sprintf("  (%.0f%% of baseline)", 100*rec.BaselineRatio)
 	}
 	fmt.Fprintln(r.out, line)
-	if after, ok := r.end(proc, before, &rec); ok && res.Events > 0 {
+	if used != nil && res.Events > 0 {
+		rec.addUsage(*used)
 		fmt.Fprintf(r.out, "%-28s server CPU %6.2f s (%5.1f µs/event, %3.0f%% of one core), RSS %4d MiB, peak %4d MiB\n", "",
-			rec.ServerCPUSeconds, rec.ServerCPUPerEventMicros, 100*rec.ServerCPUSeconds/res.Elapsed.Seconds(), after.RSS>>20, after.PeakRSS>>20)
+			rec.ServerCPUSeconds, rec.ServerCPUPerEventMicros, 100*rec.ServerCPUSeconds/res.Elapsed.Seconds(), used.RSS>>20, used.PeakRSS>>20)
 	}
 	r.report.Scenarios = append(r.report.Scenarios, rec)
+	switch scenario {
+	case "baseline":
+		r.baseline = rec.RequestsPerSecond
+	case "write":
+		r.write = rec
+	case "write-precondition":
+		r.precondition = rec
+	}
+	if (scenario == "write" || scenario == "write-precondition") && r.write.Events > 0 && r.precondition.Events > 0 {
+		fmt.Fprintf(r.out, "%-28s write-precondition / write: %.2f", "", r.precondition.EventsPerSecond/r.write.EventsPerSecond)
+		if r.write.ServerCPUPerEventMicros > 0 {
+			fmt.Fprintf(r.out, " (server CPU per event %.2fx)", r.precondition.ServerCPUPerEventMicros/r.write.ServerCPUPerEventMicros)
+		}
+		fmt.Fprintln(r.out)
+	}
 	return rec
+}
+
+// isRequestScenario says whether scenario's requests have the shape of
+// the baseline's (one event each), so that their rates compare.
+func isRequestScenario(scenario string) bool {
+	return scenario == "write" || scenario == "write-precondition"
 }
 
 // begin waits for the server to idle, then starts measuring proc's usage:
@@ -190,24 +210,19 @@ func (r *runner) begin(proc *Server) Usage {
 	return before
 }
 
-// end reads proc's usage and adds it to rec: CPU since before, memory now;
-// false when it is unknown.
-func (r *runner) end(proc *Server, before Usage, rec *Record) (Usage, bool) {
+// end reads proc's usage: the CPU it used since before and its memory
+// now; nil when unknown.
+func (r *runner) end(proc *Server, before Usage) *Usage {
 	if proc == nil {
-		return Usage{}, false
+		return nil
 	}
 	r.notePeak()
 	after, err := proc.Usage()
 	if err != nil {
-		return Usage{}, false
+		return nil
 	}
-	cpu := after.CPU - before.CPU
-	rec.ServerCPUSeconds = cpu.Seconds()
-	if rec.Events > 0 {
-		rec.ServerCPUPerEventMicros = float64(cpu.Microseconds()) / float64(rec.Events)
-	}
-	rec.RSSBytes, rec.PeakRSSBytes = after.RSS, after.PeakRSS
-	return after, true
+	after.CPU -= before.CPU
+	return &after
 }
 
 // settle waits until the server bench started idles, so that what an
@@ -222,7 +237,7 @@ func (r *runner) settle() {
 	switch {
 	case err != nil:
 		fmt.Fprintf(r.out, "server busy before the next scenario: %v\n", err)
-	case waited > window+window/2:
+	case waited > 5*window/2:
 		fmt.Fprintf(r.out, "waited %.0f s for the server to idle (flushes, compactions)\n", waited.Seconds())
 	}
 }

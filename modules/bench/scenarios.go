@@ -24,26 +24,6 @@ func (r *runner) prefill() error {
 	return nil
 }
 
-// runBaseline loads a trivial handler of this binary, in a process of its
-// own, exactly as the write scenario loads the server: the machine's
-// ceiling for this client and request.
-func (r *runner) runBaseline() error {
-	baseline, err := StartBaseline(r.opts.Binary, r.target.Token)
-	if err != nil {
-		return err
-	}
-	defer baseline.Stop()
-	if r.server == nil {
-		fmt.Fprintln(r.out, "baseline: served on this machine, not by the service at --url")
-	}
-	clients := r.opts.Clients
-	rec := r.measure("baseline", baseline, func() Result {
-		return baseline.Target.Write(r.ctx, fmt.Sprintf("baseline 1/request x%d", clients), EventType, clients, 1, r.opts.Duration)
-	})
-	r.baseline = rec.RequestsPerSecond
-	return nil
-}
-
 // runQuery runs the query scenario: an indexed EventQL selection of 1% of
 // the events against read-events of the same events, and a full-scan
 // COUNT() over the whole store.
@@ -95,8 +75,9 @@ func (r *runner) runObserve() error {
 		Events: int64(res.Written), Requests: int64(res.Written), Errors: res.Missing, Deliveries: res.Delivered, ElapsedSeconds: res.Elapsed.Seconds(),
 		LatencyP50Ms: ms(res.Percentile(50)), LatencyP99Ms: ms(res.Percentile(99)), LatencyMaxMs: ms(res.Percentile(100)),
 	}
-	if after, ok := r.end(r.server, open, &rec); ok {
-		cpu := after.CPU - open.CPU
+	if used := r.end(r.server, open); used != nil {
+		rec.addUsage(*used)
+		cpu := used.CPU
 		fmt.Fprintf(r.out, "%-28s server CPU %6.2f s (%4.1f%% of one core; %.2f%% per observer), RSS +%.1f MiB for %d observers (%.0f KiB each)\n", "",
 			cpu.Seconds(), 100*cpu.Seconds()/res.Elapsed.Seconds(), 100*cpu.Seconds()/res.Elapsed.Seconds()/float64(observers),
 			float64(open.RSS-before.RSS)/(1<<20), observers, float64(open.RSS-before.RSS)/1024/float64(observers))
