@@ -11,8 +11,10 @@ import (
 type Comparison struct {
 	Old, New Record
 	// Throughput and P99 are new/old of events/s and of the p99 latency;
-	// 0 when the old figure is 0.
-	Throughput, P99 float64
+	// 0 when the old figure is 0. Relative is new/old of the ratio to the
+	// baseline, which the load of the machine's other tenants mostly
+	// cancels out; 0 unless both runs have one.
+	Throughput, P99, Relative float64
 	// Regression: throughput below 1−tolerance or p99 above 1+tolerance of
 	// the old. Improvement: the reverse, and no regression.
 	Regression, Improvement bool
@@ -40,6 +42,9 @@ func Compare(older, newer Report, tolerance float64) []Comparison {
 		}
 		o := olds[n.Scenario][i]
 		c := Comparison{Old: o, New: n, Throughput: ratio(n.EventsPerSecond, o.EventsPerSecond), P99: ratio(n.LatencyP99Ms, o.LatencyP99Ms)}
+		if n.BaselineRatio > 0 {
+			c.Relative = ratio(n.BaselineRatio, o.BaselineRatio)
+		}
 		slower := c.Throughput != 0 && c.Throughput < 1-tolerance
 		later := c.P99 != 0 && c.P99 > 1+tolerance
 		faster := c.Throughput > 1+tolerance
@@ -60,8 +65,8 @@ func ratio(a, b float64) float64 {
 }
 
 // PrintComparison prints one line per comparison: events/s and p99, old →
-// new, with the ratio new/old, and "REGRESSION" or "improvement" beyond
-// tolerance.
+// new, with the ratio new/old, the ratio to the baseline when both runs
+// have it, and "REGRESSION" or "improvement" beyond tolerance.
 func PrintComparison(w io.Writer, older Report, cs []Comparison, tolerance float64) {
 	e := older.Environment
 	fmt.Fprintf(w, "compared with the run of %s (%s, revision %s, GOMAXPROCS %d, load %s): new/old, tolerance ±%.0f%%\n",
@@ -77,6 +82,9 @@ func PrintComparison(w io.Writer, older Report, cs []Comparison, tolerance float
 			verdict = "  REGRESSION"
 		case c.Improvement:
 			verdict = "  improvement"
+		}
+		if c.Relative != 0 {
+			verdict = fmt.Sprintf("   of baseline %3.0f%% → %3.0f%% %5.2f", 100*c.Old.BaselineRatio, 100*c.New.BaselineRatio, c.Relative) + verdict
 		}
 		if c.Old.Name != c.New.Name {
 			verdict += "  (was " + strconv.Quote(c.Old.Name) + ")"

@@ -39,6 +39,7 @@ func TestCompare(t *testing.T) {
 		{"query-count", 0, 0, false, false},
 		{"write", 0.6667, 1, true, false},
 	}
+	older.Scenarios[1].BaselineRatio, newer.Scenarios[0].BaselineRatio = 0.4, 0.38
 	got := Compare(older, newer, 0.10)
 	if len(got) != len(want) {
 		t.Fatalf("%d comparisons, want %d: %+v", len(got), len(want), got)
@@ -50,6 +51,9 @@ func TestCompare(t *testing.T) {
 			t.Errorf("%d: got %s %.4f %.4f regression %v improvement %v, want %+v", i, g.New.Scenario, g.Throughput, g.P99, g.Regression, g.Improvement, w)
 		}
 	}
+	if !near(got[0].Relative, 0.95) || got[1].Relative != 0 {
+		t.Errorf("ratios to the baseline compared: %v, %v", got[0].Relative, got[1].Relative)
+	}
 	if got[6].Old.EventsPerSecond != 30000 {
 		t.Errorf("the second write is compared with %v, want the second old write", got[6].Old)
 	}
@@ -58,13 +62,13 @@ func TestCompare(t *testing.T) {
 func near(a, b float64) bool { return a-b < 0.0001 && b-a < 0.0001 }
 
 func TestPrintComparison(t *testing.T) {
-	older := Report{Scenarios: []Record{{Scenario: "write", Name: "write 1/request x32", EventsPerSecond: 20000, LatencyP99Ms: 8}}}
-	newer := Report{Scenarios: []Record{{Scenario: "write", Name: "write 1/request x64", EventsPerSecond: 15000, LatencyP99Ms: 8}}}
+	older := Report{Scenarios: []Record{{Scenario: "write", Name: "write 1/request x32", EventsPerSecond: 20000, LatencyP99Ms: 8, BaselineRatio: 0.4}}}
+	newer := Report{Scenarios: []Record{{Scenario: "write", Name: "write 1/request x64", EventsPerSecond: 15000, LatencyP99Ms: 8, BaselineRatio: 0.42}}}
 	var out bytes.Buffer
 	PrintComparison(&out, older, Compare(older, newer, 0.1), 0.1)
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 	if len(lines) != 2 || !strings.Contains(lines[0], "tolerance ±10%") ||
-		!strings.Contains(lines[1], "0.75") || !strings.Contains(lines[1], "REGRESSION") || !strings.Contains(lines[1], `(was "write 1/request x32")`) {
+		!strings.Contains(lines[1], "0.75") || !strings.Contains(lines[1], "of baseline  40% →  42%  1.05") || !strings.Contains(lines[1], "REGRESSION") || !strings.Contains(lines[1], `(was "write 1/request x32")`) {
 		t.Fatalf("output:\n%s", out.String())
 	}
 	out.Reset()
