@@ -5,6 +5,10 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
+	"os/signal"
+	"runtime/debug"
+	"strings"
+	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -17,155 +21,173 @@ func benchCommand() *cli.Command {
 		Name:  "bench",
 		Usage: "drive the HTTP API with load and print events/s and latency percentiles",
 		Description: "Without --url, bench starts its own server (this binary, temporary data directory, free port)\n" +
-			"and also reports the server's CPU time per event and its memory.",
-		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "url", Usage: "base URL of a running service (default: start one)"},
-			&cli.StringFlag{Name: "token", Usage: "API token of the service at --url"},
-			&cli.StringSliceFlag{Name: "scenario", Value: cli.NewStringSlice("write", "batch", "schema", "read", "observe", "query"), Usage: "scenarios to run: write, batch, schema, read, observe, query"},
-			&cli.DurationFlag{Name: "duration", Value: 10 * time.Second, Usage: "duration of each write scenario"},
-			&cli.IntFlag{Name: "clients", Value: 64, Usage: "concurrent clients of the write scenario (one event per request)"},
-			&cli.IntFlag{Name: "batch-clients", Value: 16, Usage: "concurrent clients of the batch scenario"},
-			&cli.IntFlag{Name: "batch-size", Value: 100, Usage: "events per request of the batch scenario"},
-			&cli.IntFlag{Name: "read-events", Value: 100_000, Usage: "events of the subject the read scenario reads"},
-			&cli.IntFlag{Name: "observers", Value: 100, Usage: "observers of the observe scenario"},
-			&cli.IntFlag{Name: "observe-rate", Value: 1000, Usage: "events per second written in the observe scenario"},
-			&cli.IntFlag{Name: "query-events", Value: 1_000_000, Usage: "events the query scenario writes (1% of them of the type it selects)"},
-		},
+			"and also reports the server's CPU time per event and its memory. The baseline scenario loads a\n" +
+			"trivial handler of this binary in a process of its own, as the write scenario loads the server:\n" +
+			"the machine's ceiling, to which the write scenarios are related.",
+		Flags:  benchFlags(),
 		Action: runBench,
+		Subcommands: []*cli.Command{
+			{
+				Name:      "compare",
+				Usage:     "compare two reports of bench --json: new/old of events/s and p99 per scenario",
+				ArgsUsage: "OLD.json NEW.json",
+				Flags:     []cli.Flag{toleranceFlag()},
+				Action:    compareReports,
+			},
+			{
+				Name:   bench.BaselineSubcommand,
+				Usage:  "serve the baseline scenario's trivial handler (started by bench)",
+				Hidden: true,
+				Flags:  []cli.Flag{&cli.IntFlag{Name: "port", Usage: "port on 127.0.0.1 (0: a free one)"}},
+				Action: serveBaseline,
+			},
+		},
 	}
 }
+
+func benchFlags() []cli.Flag {
+	scenarios := strings.Join(bench.ScenarioNames(), ", ")
+	return []cli.Flag{
+		&cli.StringFlag{Name: "url", Usage: "base URL of a running service (default: start one)"},
+		&cli.StringFlag{Name: "token", Usage: "API token of the service at --url"},
+		&cli.StringSliceFlag{Name: "scenario", Value: cli.NewStringSlice(bench.ScenarioNames()...), Usage: "scenarios to run, in this order: " + scenarios},
+		&cli.IntFlag{Name: "prefill", Usage: "events to write before the scenarios, untimed (batches of 1,000, a hundred events per subject)"},
+		&cli.GenericFlag{Name: "server-flag", Value: &repeated{}, Usage: "flag for the server bench starts, e.g. --server-flag=--memory-limit=256MiB (repeatable)"},
+		&cli.DurationFlag{Name: "duration", Value: 10 * time.Second, Usage: "duration of each write and observe scenario"},
+		&cli.IntFlag{Name: "slices", Value: 1, Usage: "run consecutive baseline, write and write-precondition scenarios alternately in this many slices of --duration/N each, so that a change of the machine's load hits them alike (1: back to back)"},
+		&cli.IntFlag{Name: "clients", Value: 64, Usage: "concurrent clients of the write, write-precondition and baseline scenarios (one event per request)"},
+		&cli.IntFlag{Name: "batch-clients", Value: 16, Usage: "concurrent clients of the batch scenario"},
+		&cli.IntFlag{Name: "batch-size", Value: 100, Usage: "events per request of the batch scenario"},
+		&cli.IntFlag{Name: "read-events", Value: 100_000, Usage: "events of the subject the read scenario reads"},
+		&cli.IntFlag{Name: "observers", Value: 100, Usage: "observers of the observe scenario"},
+		&cli.IntFlag{Name: "observe-rate", Value: 1000, Usage: "events per second written in the observe scenario"},
+		&cli.IntFlag{Name: "query-events", Value: 1_000_000, Usage: "events the query scenario writes (1% of them of the type it selects)"},
+		&cli.StringFlag{Name: "json", Usage: "write the results to this file, machine-readable"},
+		&cli.StringFlag{Name: "compare", Usage: "compare the results with those of an earlier --json file"},
+		toleranceFlag(),
+	}
+}
+
+func toleranceFlag() cli.Flag {
+	return &cli.Float64Flag{Name: "tolerance", Value: 0.10, Usage: "change of events/s or p99 beyond which --compare flags a regression"}
+}
+
+// repeated is a flag value that collects every occurrence, commas and all.
+type repeated struct{ values []string }
+
+func (r *repeated) Set(v string) error { r.values = append(r.values, v); return nil }
+func (r *repeated) String() string     { return strings.Join(r.values, " ") }
 
 func runBench(c *cli.Context) error {
-	target := bench.Target{URL: c.String("url"), Token: c.String("token")}
-	var server *bench.Server
-	if target.URL == "" {
-		self, err := os.Executable()
+	if c.Args().Present() {
+		return usageError(fmt.Errorf("unexpected argument %q: bench takes flags only (or: bench compare OLD.json NEW.json)", c.Args().First()))
+	}
+	scenarios := c.StringSlice("scenario")
+	if err := bench.CheckScenarios(scenarios); err != nil {
+		return usageError(err)
+	}
+	if c.Int("slices") < 1 || c.Duration("duration")/time.Duration(max(1, c.Int("slices"))) < 100*time.Millisecond {
+		return usageError(fmt.Errorf("--slices must be at least 1 and leave slices of at least 100ms of --duration"))
+	}
+	serverFlags := c.Generic("server-flag").(*repeated).values
+	if c.String("url") != "" && len(serverFlags) > 0 {
+		return usageError(fmt.Errorf("--server-flag applies to the server bench starts, not to --url"))
+	}
+	var older *bench.Report
+	if path := c.String("compare"); path != "" {
+		r, err := bench.ReadReport(path)
 		if err != nil {
-			return err
+			return usageError(err)
 		}
-		token := make([]byte, 24)
-		_, _ = rand.Read(token)
-		if server, err = bench.StartServer(self, hex.EncodeToString(token)); err != nil {
-			return cli.Exit("eventstore: bench: "+err.Error(), 1)
-		}
-		defer server.Stop()
-		target = server.Target
-		fmt.Fprintf(c.App.Writer, "server: %s (started by bench, temporary data directory)\n", target.URL)
+		older = &r
 	}
-	out := c.App.Writer
-	report := func(r bench.Result, before bench.Usage) {
-		fmt.Fprintln(out, r)
-		if server == nil {
-			return
-		}
-		after, err := server.Usage()
-		if err != nil || r.Events == 0 {
-			return
-		}
-		cpu := after.CPU - before.CPU
-		fmt.Fprintf(out, "%-28s server CPU %6.2f s (%5.1f µs/event, %3.0f%% of one core), RSS %4d MiB, peak %4d MiB\n", "",
-			cpu.Seconds(), float64(cpu.Microseconds())/float64(r.Events), 100*cpu.Seconds()/r.Elapsed.Seconds(), after.RSS>>20, after.PeakRSS>>20)
-	}
-	usage := func() bench.Usage {
-		if server == nil {
-			return bench.Usage{}
-		}
-		u, _ := server.Usage()
-		return u
-	}
-	for _, scenario := range c.StringSlice("scenario") {
-		switch scenario {
-		case "write":
-			before := usage()
-			report(target.Write(c.Context, fmt.Sprintf("write 1/request x%d", c.Int("clients")), bench.EventType, c.Int("clients"), 1, c.Duration("duration")), before)
-		case "batch":
-			before := usage()
-			report(target.Write(c.Context, fmt.Sprintf("write %d/request x%d", c.Int("batch-size"), c.Int("batch-clients")), bench.EventType, c.Int("batch-clients"), c.Int("batch-size"), c.Duration("duration")), before)
-		case "schema":
-			// The batch scenario on a type bound to a schema the events match.
-			validated := fmt.Sprintf("io.eventstore.bench.validated%d", time.Now().UnixNano())
-			if err := target.RegisterSchema(c.Context, validated, bench.EventSchema); err != nil {
-				return cli.Exit("eventstore: bench: "+err.Error(), 1)
-			}
-			before := usage()
-			report(target.Write(c.Context, fmt.Sprintf("schema %d/request x%d", c.Int("batch-size"), c.Int("batch-clients")), validated, c.Int("batch-clients"), c.Int("batch-size"), c.Duration("duration")), before)
-		case "read":
-			n := c.Int("read-events")
-			subject := fmt.Sprintf("/bench/read/%d", time.Now().UnixNano())
-			if err := target.Fill(c.Context, subject, n); err != nil {
-				return cli.Exit("eventstore: bench: "+err.Error(), 1)
-			}
-			before := usage()
-			report(target.Read(c.Context, fmt.Sprintf("read subject of %d", n), subject, 5), before)
-		case "observe":
-			if err := runObserve(c, target, server); err != nil {
-				return cli.Exit("eventstore: bench: "+err.Error(), 1)
-			}
-		case "query":
-			if err := runQuery(c, target, report, usage); err != nil {
-				return cli.Exit("eventstore: bench: "+err.Error(), 1)
-			}
-		default:
-			return usageError(fmt.Errorf("unknown scenario %q (write, batch, schema, read, observe, query)", scenario))
-		}
-	}
-	return nil
-}
-
-// runQuery runs the query scenario: an indexed EventQL selection of 1% of
-// the events against read-events of the same events, and a full-scan
-// COUNT() over the whole store.
-func runQuery(c *cli.Context, target bench.Target, report func(bench.Result, bench.Usage), usage func() bench.Usage) error {
-	n := c.Int("query-events")
-	prefix := fmt.Sprintf("/bench/query/%d", time.Now().UnixNano())
-	if err := target.FillMixed(c.Context, prefix, n); err != nil {
-		return err
-	}
-	const rounds = 5
-	out := c.App.Writer
-	before := usage()
-	selected := target.Query(c.Context, fmt.Sprintf("query type == (%d of %d)", n/100, n),
-		fmt.Sprintf("FROM e IN events WHERE e.type == %q PROJECT INTO e", bench.RareEventType), rounds)
-	report(selected, before)
-	before = usage()
-	read := target.Read(c.Context, fmt.Sprintf("read-events same %d", n/100), prefix+"/rare", rounds)
-	report(read, before)
-	fmt.Fprintf(out, "%-28s indexed query at %.2fx the speed of read-events\n", "", selected.EventsPerSecond()/read.EventsPerSecond())
-	total, err := target.Count(c.Context)
+	self, err := os.Executable()
 	if err != nil {
-		return err
+		return cli.Exit("eventstore: bench: "+err.Error(), 1)
 	}
-	before = usage()
-	count := target.Query(c.Context, fmt.Sprintf("query COUNT() of %d", total), "FROM e IN events PROJECT INTO COUNT()", rounds)
-	count.Events = total * count.Requests // every event is scanned
-	report(count, before)
-	return nil
-}
-
-// runObserve runs the observe scenario and reports the server's CPU and
-// memory per observer when bench started the server.
-func runObserve(c *cli.Context, target bench.Target, server *bench.Server) error {
-	observers := c.Int("observers")
-	var before, open bench.Usage
-	if server != nil {
-		before, _ = server.Usage()
+	token := c.String("token")
+	if c.String("url") == "" {
+		secret := make([]byte, 24)
+		_, _ = rand.Read(secret)
+		token = hex.EncodeToString(secret)
 	}
-	res, err := target.Observe(c.Context, observers, c.Int("observe-rate"), c.Duration("duration"), func() {
-		if server != nil {
-			open, _ = server.Usage()
-		}
+	env := environment(c)
+	report, err := bench.Run(c.Context, c.App.Writer, bench.Options{
+		URL: c.String("url"), Token: token, Binary: self, ServerFlags: serverFlags,
+		Scenarios: scenarios, Prefill: c.Int("prefill"), Duration: c.Duration("duration"), Slices: c.Int("slices"),
+		Clients: c.Int("clients"), BatchClients: c.Int("batch-clients"), BatchSize: c.Int("batch-size"),
+		ReadEvents: c.Int("read-events"), Observers: c.Int("observers"), ObserveRate: c.Int("observe-rate"), QueryEvents: c.Int("query-events"),
 	})
 	if err != nil {
-		return err
+		return cli.Exit("eventstore: bench: "+err.Error(), 1)
 	}
-	out := c.App.Writer
-	fmt.Fprintln(out, res)
-	if server != nil {
-		after, _ := server.Usage()
-		cpu := after.CPU - open.CPU
-		fmt.Fprintf(out, "%-28s server CPU %6.2f s (%4.1f%% of one core; %.2f%% per observer), RSS +%.1f MiB for %d observers (%.0f KiB each)\n", "",
-			cpu.Seconds(), 100*cpu.Seconds()/res.Elapsed.Seconds(), 100*cpu.Seconds()/res.Elapsed.Seconds()/float64(observers),
-			float64(open.RSS-before.RSS)/(1<<20), observers, float64(open.RSS-before.RSS)/1024/float64(observers))
+	report.Environment = env
+	if path := c.String("json"); path != "" {
+		if err := bench.WriteReport(path, report); err != nil {
+			return cli.Exit("eventstore: bench: "+err.Error(), 1)
+		}
+		fmt.Fprintf(c.App.Writer, "results written to %s\n", path)
+	}
+	if older != nil {
+		bench.PrintComparison(c.App.Writer, *older, bench.Compare(*older, report, c.Float64("tolerance")), c.Float64("tolerance"))
+	}
+	return nil
+}
+
+// environment describes the run: the machine, this binary and the bench
+// flags in effect (the token left out).
+func environment(c *cli.Context) bench.Environment {
+	env := bench.HostEnvironment()
+	b := buildInfo()
+	env.Version, env.Revision, env.GoVersion = b.Version, b.Revision, b.GoVersion
+	env.Server = "started by bench"
+	if url := c.String("url"); url != "" {
+		env.Server = url
+	}
+	env.Flags = map[string]string{}
+	for _, f := range benchFlags() {
+		name := f.Names()[0]
+		switch f.(type) {
+		case *cli.StringSliceFlag:
+			env.Flags[name] = strings.Join(c.StringSlice(name), ",")
+		case *cli.GenericFlag:
+			env.Flags[name] = c.Generic(name).(*repeated).String()
+		default:
+			env.Flags[name] = fmt.Sprint(c.Value(name))
+		}
+	}
+	delete(env.Flags, "token")
+	return env
+}
+
+// compareReports is `bench compare OLD.json NEW.json`.
+func compareReports(c *cli.Context) error {
+	if c.Args().Len() != 2 {
+		return usageError(fmt.Errorf("bench compare needs two reports: OLD.json NEW.json"))
+	}
+	older, err := bench.ReadReport(c.Args().Get(0))
+	if err != nil {
+		return usageError(err)
+	}
+	newer, err := bench.ReadReport(c.Args().Get(1))
+	if err != nil {
+		return usageError(err)
+	}
+	tolerance := c.Float64("tolerance")
+	bench.PrintComparison(c.App.Writer, older, bench.Compare(older, newer, tolerance), tolerance)
+	return nil
+}
+
+// serveBaseline is the hidden `bench baseline-server`, with the runtime
+// settings of `eventstore run`, until SIGTERM or SIGINT.
+func serveBaseline(c *cli.Context) error {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(defaultGCPercent)
+	}
+	ctx, stop := signal.NotifyContext(c.Context, syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	if err := bench.ServeBaseline(ctx, c.Int("port"), c.App.Writer); err != nil {
+		return cli.Exit("eventstore: "+err.Error(), 1)
 	}
 	return nil
 }

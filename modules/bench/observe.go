@@ -102,6 +102,7 @@ func (t Target) Observe(ctx context.Context, observers, rate int, duration time.
 	}
 
 	client := newClient(8)
+	defer client.CloseIdleConnections()
 	var acksMu sync.Mutex
 	acks := map[uint64]time.Time{}
 	write := func(subject, eventType string) (uint64, error) {

@@ -12,7 +12,8 @@ import (
 	"time"
 )
 
-// Server is an eventstore process started for a benchmark.
+// Server is a process started for a benchmark: an eventstore server or
+// the baseline.
 type Server struct {
 	cmd    *exec.Cmd
 	Target Target
@@ -23,37 +24,58 @@ type Server struct {
 func StartServer(binary, token string, extra ...string) (*Server, error) {
 	args := append([]string{"run", "--api-token=" + token, "--data-directory-temporary", "--http-enabled",
 		"--https-enabled=false", "--http-port=0", "--log-level=warn"}, extra...)
+	s, err := start(binary, args, "plain HTTP enabled", token)
+	if err != nil {
+		return nil, fmt.Errorf("start the server: %w", err)
+	}
+	return s, nil
+}
+
+// start runs binary with args and waits until it logs message with the
+// port it listens on, as a JSON line on its standard output, and answers
+// on that port. Its standard error goes to ours.
+func start(binary string, args []string, message, token string) (*Server, error) {
 	cmd := exec.Command(binary, args...)
 	cmd.Stderr = os.Stderr
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
 	}
-	// The running entry is INFO; read it through a second logger level by
-	// asking the log for it: warn hides it, so look for the listener instead.
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
 	found := make(chan string, 1)
+	ended := make(chan struct{})
 	go func() {
+		defer close(ended)
 		scanner := bufio.NewScanner(stdout)
 		for scanner.Scan() {
 			var entry struct {
 				Message string `json:"message"`
 				Port    int    `json:"port"`
 			}
-			if json.Unmarshal(scanner.Bytes(), &entry) == nil && entry.Message == "plain HTTP enabled" {
-				found <- strconv.Itoa(entry.Port)
+			if json.Unmarshal(scanner.Bytes(), &entry) == nil && entry.Message == message {
+				select {
+				case found <- strconv.Itoa(entry.Port):
+				default:
+				}
 			}
 		}
 	}()
 	select {
 	case port := <-found:
 		s := &Server{cmd: cmd, Target: Target{URL: "http://127.0.0.1:" + port, Token: token}}
-		return s, s.waitReady()
+		if err := s.waitReady(); err != nil {
+			_ = s.Stop()
+			return nil, err
+		}
+		return s, nil
+	case <-ended:
+		return nil, fmt.Errorf("%s %s ended before listening: %v", binary, args[0], cmd.Wait())
 	case <-time.After(30 * time.Second):
 		_ = cmd.Process.Kill()
-		return nil, fmt.Errorf("server did not start within 30 s")
+		_ = cmd.Wait()
+		return nil, fmt.Errorf("%s %s did not listen within 30 s", binary, args[0])
 	}
 }
 
@@ -78,11 +100,17 @@ func (s *Server) Stop() error {
 	return s.cmd.Wait()
 }
 
+// ResetPeak starts a new measurement of the peak resident set size.
+func (s *Server) ResetPeak() error {
+	return os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", s.cmd.Process.Pid), []byte("5"), 0)
+}
+
 // Usage is the resource use of the server process so far.
 type Usage struct {
 	// CPU is user plus system time.
 	CPU time.Duration
-	// RSS and PeakRSS are the resident set size now and at its highest, in bytes.
+	// RSS and PeakRSS are the resident set size now and at its highest
+	// since the start or the last ResetPeak, in bytes.
 	RSS, PeakRSS int64
 }
 
@@ -114,4 +142,28 @@ func (s *Server) Usage() (Usage, error) {
 		}
 	}
 	return u, nil
+}
+
+// Settle waits until the process uses less than idle of a core over a
+// window (its compactions and flushes done), at most limit, and returns how
+// long it waited; an error if it is still busy then.
+func (s *Server) Settle(idle float64, window, limit time.Duration) (time.Duration, error) {
+	start := time.Now()
+	before, err := s.Usage()
+	if err != nil {
+		return 0, err
+	}
+	for {
+		time.Sleep(window)
+		after, err := s.Usage()
+		if err != nil {
+			return time.Since(start), err
+		}
+		if used := (after.CPU - before.CPU).Seconds() / window.Seconds(); used < idle {
+			return time.Since(start), nil
+		} else if time.Since(start) >= limit {
+			return time.Since(start), fmt.Errorf("still using %.0f%% of a core after %s", 100*used, limit.Round(time.Second))
+		}
+		before = after
+	}
 }
