@@ -14,9 +14,6 @@ type accumulator interface {
 	result() aggResult
 }
 
-// perValue is the accounted memory of one kept value beyond its JSON.
-const perValue = 64
-
 func needsNumber(name string, v Value, pos Pos) error {
 	if !v.kind.isNumber() {
 		return runtimeErr(pos, "%s needs numbers, got %s", name, v.kind)
@@ -125,7 +122,7 @@ func (a *extremeAcc) add(v Value, pos Pos) (int, error) {
 	}
 	if a.best.kind == KindNull || compare(v, a.best) == a.want {
 		a.best = retain(v)
-		size := v.jsonSize() + perValue
+		size := keptSize(v)
 		grown := size - a.kept
 		a.kept = size
 		return grown, nil
@@ -147,7 +144,7 @@ func (a *medianAcc) add(v Value, pos Pos) (int, error) {
 		return 0, err
 	}
 	a.values = append(a.values, v.num())
-	return 20 + perValue, nil
+	return 16, nil // a float64 in a slice that grows by doubling: up to 16 bytes a value
 }
 
 func (a *medianAcc) result() aggResult {
@@ -219,7 +216,7 @@ func (a *uniqueAcc) add(v Value, pos Pos) (int, error) {
 	if !a.seen {
 		a.seen, a.value, a.pos = true, retain(v), pos
 		a.key = v.appendKey(nil)
-		return len(a.key) + v.jsonSize() + perValue, nil
+		return len(a.key) + keptSize(v), nil
 	}
 	a.scratchOK = v.appendKey(a.scratchOK[:0])
 	if string(a.scratchOK) != string(a.key) {

@@ -132,9 +132,6 @@ func (e *eventData) record() *record {
 
 func (e *eventData) appendJSON(dst []byte) []byte { return e.db.Emit(dst, e.rec) }
 
-// size is the length of the event's complete JSON, about.
-func (e *eventData) size() int { return len(e.rec.JSON) + 150 }
-
 // retain returns a copy of v that stays valid after the record or data it
 // was read from is gone.
 func retain(v Value) Value {

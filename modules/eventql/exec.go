@@ -55,6 +55,9 @@ type Options struct {
 type Stats struct {
 	// EventsLoaded counts the event records read from the database.
 	EventsLoaded int64
+	// MemoryPeak is the most memory the blocking steps held at once, in
+	// bytes, as charged against Options.MemoryLimit.
+	MemoryPeak int64
 }
 
 // Run executes the program against db and calls emit for every output row
@@ -76,7 +79,7 @@ func (p *Program) Run(ctx context.Context, db Database, opts Options, emit func(
 	if err != nil && errors.Is(context.Cause(ctx), errTimeLimit) {
 		err = &Error{Msg: "time limit of " + opts.TimeLimit.String() + " exceeded"}
 	}
-	return Stats{EventsLoaded: ex.loaded}, err
+	return Stats{EventsLoaded: ex.loaded, MemoryPeak: ex.peak}, err
 }
 
 // errTimeLimit is the cause of a run's end at Options.TimeLimit.
@@ -132,6 +135,7 @@ type execution struct {
 	rand   *rand.Rand
 	limit  int64
 	used   int64
+	peak   int64
 	loaded int64
 	ticks  int
 	// scanner parses the events of the run, one at a time.
@@ -147,6 +151,7 @@ func (ex *execution) release(n int) { ex.used -= int64(n) }
 // charge accounts n bytes of memory kept by a blocking step.
 func (ex *execution) charge(n int) error {
 	ex.used += int64(n)
+	ex.peak = max(ex.peak, ex.used)
 	if ex.limit > 0 && ex.used > ex.limit {
 		return &Error{Msg: "memory limit of " + itoa(ex.limit) + " bytes exceeded"}
 	}
@@ -239,7 +244,7 @@ func (ex *execution) materialize(f *From) ([]Value, error) {
 	var out []Value
 	add := func(v Value) error {
 		out = append(out, v)
-		return ex.charge(v.jsonSize() + perValue)
+		return ex.charge(keptSize(v))
 	}
 	switch f.Kind {
 	case SourceSubjects:
@@ -358,7 +363,7 @@ func (ex *execution) output(st *levelState, en *env) error {
 			return ex.topReached(st)
 		}
 		st.distinct[string(st.key)] = true
-		if err := ex.charge(len(st.key) + perValue); err != nil {
+		if err := ex.charge(len(st.key) + mapEntrySize); err != nil {
 			return err
 		}
 	}
@@ -401,7 +406,7 @@ func (ex *execution) accumulate(st *levelState, tuple []Value) error {
 			g = ex.newGroup(q)
 			st.index[string(st.key)] = g
 			st.groups = append(st.groups, g)
-			if err := ex.charge(len(st.key) + perValue*(1+len(q.aggs))); err != nil {
+			if err := ex.charge(len(st.key) + mapEntrySize + accumulatorSize*(1+len(q.aggs))); err != nil {
 				return err
 			}
 		}

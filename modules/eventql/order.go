@@ -54,11 +54,13 @@ func (s *sorter) add(ex *execution, key Value, tuple []Value) error {
 		ex.release(heap.Pop(s).(sortEntry).size)
 	}
 	e.key = retain(key)
-	e.size = key.jsonSize() + perValue
+	// The entry, its key, and its tuple (the tuple's Values are in a slice
+	// of their own); entries grow by doubling, so count one spare entry.
+	e.size = 2*sortEntrySize + heldSize(key) + allocOverhead(len(tuple)*valueSize)
 	e.tuple = make([]Value, len(tuple))
 	for i, v := range tuple {
 		e.tuple[i] = retain(v)
-		e.size += v.jsonSize() + perValue
+		e.size += allocOverhead(heldSize(v))
 	}
 	if s.keep >= 0 {
 		heap.Push(s, e)

@@ -270,37 +270,6 @@ func (v Value) text() string {
 	return s
 }
 
-// jsonSize is the length of the value's compact JSON, for memory accounting.
-func (v Value) jsonSize() int {
-	switch v.kind {
-	case KindNull, KindBool:
-		return 5
-	case KindInt, KindFloat:
-		return 20
-	case KindString:
-		return len(v.s) + 2
-	case KindDateTime, KindDate, KindTime:
-		return 32
-	}
-	if v.raw != nil {
-		return len(v.raw)
-	}
-	if v.ev != nil {
-		return v.ev.size()
-	}
-	n := 2
-	if v.kind == KindArray {
-		for _, e := range v.arr {
-			n += e.jsonSize() + 1
-		}
-		return n
-	}
-	for i, k := range v.rec.keys {
-		n += len(k) + 4 + v.rec.vals[i].jsonSize()
-	}
-	return n
-}
-
 // equal is deep equality (§7.1 rule 3): numbers by value, records by key
 // set; values of different kinds are unequal.
 func equal(a, b Value) bool {
