@@ -14,6 +14,7 @@ import (
 
 	"github.com/eventstore-service/eventstore/modules/envelope"
 	"github.com/eventstore-service/eventstore/modules/event"
+	"github.com/eventstore-service/eventstore/modules/eventql"
 	"github.com/eventstore-service/eventstore/modules/httpkit"
 	"github.com/eventstore-service/eventstore/modules/jsonscan"
 	"github.com/eventstore-service/eventstore/modules/metrics"
@@ -64,6 +65,9 @@ type QueryLimits struct {
 	PreconditionTimeout time.Duration
 	// QueryTimeout bounds one run-eventql-query; zero is no bound.
 	QueryTimeout time.Duration
+	// Pool, unless nil, is the memory all running queries and query
+	// preconditions share.
+	Pool *eventql.MemoryPool
 }
 
 // New returns the API over s, emitting events with emitter and management

@@ -1,12 +1,14 @@
 package eventapi
 
 import (
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/fx"
 	"go.uber.org/zap"
 
 	"github.com/eventstore-service/eventstore/modules/config"
 	"github.com/eventstore-service/eventstore/modules/envelope"
 	"github.com/eventstore-service/eventstore/modules/event"
+	"github.com/eventstore-service/eventstore/modules/eventql"
 	"github.com/eventstore-service/eventstore/modules/httpkit"
 	"github.com/eventstore-service/eventstore/modules/httpserver"
 	"github.com/eventstore-service/eventstore/modules/lifecycle"
@@ -19,16 +21,37 @@ var Module = fx.Module("eventapi",
 	fx.Provide(
 		func(cfg config.Config) *event.Emitter { return event.NewEmitter(cfg.SigningKey) },
 		NewMetrics,
-		func(s *store.Store, e *event.Emitter, b *envelope.Builder, m *Metrics, log *zap.Logger, cfg config.Config, state *lifecycle.State) *API {
+		func(cfg config.Config) *eventql.MemoryPool { return queryPool(cfg.MemoryLimit) },
+		func(s *store.Store, e *event.Emitter, b *envelope.Builder, m *Metrics, log *zap.Logger, cfg config.Config, state *lifecycle.State, pool *eventql.MemoryPool) *API {
 			return New(s, e, b, m, log.Named("eventapi"), Options{
 				MaxEventSize: cfg.MaxEventSize,
 				Stopping:     state.Stopping(),
 				EventQL: QueryLimits{MemoryLimit: cfg.EventQLMemoryLimit, PreconditionTimeout: cfg.EventQLPreconditionTimeout,
-					QueryTimeout: cfg.EventQLQueryTimeout},
+					QueryTimeout: cfg.EventQLQueryTimeout, Pool: pool},
 				MaxStreams: cfg.MaxStreams,
 				MaxQueries: cfg.MaxQueries,
 			})
 		},
 		httpserver.AsRoutes(func(a *API) []httpkit.Route { return a.Routes() }),
 	),
+	fx.Invoke(registerPoolGauge),
 )
+
+// registerPoolGauge shows how much of the shared query memory is taken.
+func registerPoolGauge(reg prometheus.Registerer, pool *eventql.MemoryPool) error {
+	if pool == nil {
+		return nil
+	}
+	return reg.Register(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "eventstore_eventql_memory_bytes", Help: "Memory the running queries hold in their blocking steps (bounded by half the memory limit).",
+	}, func() float64 { return float64(pool.Used()) }))
+}
+
+// queryPool returns the memory all running queries share: half the
+// process's memory limit, none without one.
+func queryPool(memoryLimit int64) *eventql.MemoryPool {
+	if memoryLimit <= 0 {
+		return nil
+	}
+	return eventql.NewMemoryPool(memoryLimit / 2)
+}

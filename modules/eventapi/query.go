@@ -42,7 +42,7 @@ func DecodeQuery(body []byte) (*eventql.Program, error) {
 // condition returns the store condition of an isEventQlQueryTrue query,
 // with the precondition limits.
 func (a *API) condition(program *eventql.Program) store.Condition {
-	return storedb.NewCondition(program, a.emitter, eventql.Options{MemoryLimit: a.eventql.MemoryLimit, TimeLimit: a.eventql.PreconditionTimeout})
+	return storedb.NewCondition(program, a.emitter, eventql.Options{MemoryLimit: a.eventql.MemoryLimit, TimeLimit: a.eventql.PreconditionTimeout, Pool: a.eventql.Pool})
 }
 
 // runEventQLQuery is POST /api/v1/run-eventql-query: the rows of the query
@@ -74,7 +74,7 @@ func (a *API) streamQuery(w http.ResponseWriter, r *http.Request, program *event
 			line []byte
 			err  error
 		)
-		opts := eventql.Options{MemoryLimit: a.eventql.MemoryLimit, TimeLimit: a.eventql.QueryTimeout}
+		opts := eventql.Options{MemoryLimit: a.eventql.MemoryLimit, TimeLimit: a.eventql.QueryTimeout, Pool: a.eventql.Pool}
 		stats, err = program.Run(ctx, storedb.New(view, a.emitter), opts, func(v eventql.Value) error {
 			line = append(line[:0], `{"type":"row","payload":`...)
 			line = append(v.AppendJSON(line), '}', '\n')

@@ -44,6 +44,9 @@ func prepare(q *Query) {
 type Options struct {
 	// MemoryLimit is the budget of the blocking steps in bytes.
 	MemoryLimit int64
+	// Pool, unless nil, is the memory shared by all running queries: the
+	// blocking steps take their memory from it too.
+	Pool *MemoryPool
 	// Now is the value of NOW(); the current time when zero.
 	Now time.Time
 	// TimeLimit bounds the run when positive; exceeding it is the runtime
@@ -73,9 +76,12 @@ func (p *Program) Run(ctx context.Context, db Database, opts Options, emit func(
 		ctx, cancel = context.WithTimeoutCause(ctx, opts.TimeLimit, errTimeLimit)
 		defer cancel()
 	}
-	ex := &execution{ctx: ctx, db: db, now: now.UTC(), limit: opts.MemoryLimit,
+	ex := &execution{ctx: ctx, db: db, now: now.UTC(), limit: opts.MemoryLimit, pool: opts.Pool,
 		rand: rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))}
 	err := ex.level(p.q, emit)
+	if ex.pool != nil {
+		ex.pool.give(ex.used) // all of it goes with the run
+	}
 	if err != nil && errors.Is(context.Cause(ctx), errTimeLimit) {
 		err = &Error{Msg: "time limit of " + opts.TimeLimit.String() + " exceeded"}
 	}
@@ -136,6 +142,7 @@ type execution struct {
 	limit  int64
 	used   int64
 	peak   int64
+	pool   *MemoryPool
 	loaded int64
 	ticks  int
 	// scanner parses the events of the run, one at a time.
@@ -146,15 +153,25 @@ type execution struct {
 var errStop = errors.New("stop")
 
 // release gives back n bytes accounted by charge.
-func (ex *execution) release(n int) { ex.used -= int64(n) }
+func (ex *execution) release(n int) {
+	ex.used -= int64(n)
+	if ex.pool != nil {
+		ex.pool.give(int64(n))
+	}
+}
 
 // charge accounts n bytes of memory kept by a blocking step.
 func (ex *execution) charge(n int) error {
-	ex.used += int64(n)
-	ex.peak = max(ex.peak, ex.used)
-	if ex.limit > 0 && ex.used > ex.limit {
+	if ex.limit > 0 && ex.used+int64(n) > ex.limit {
 		return &Error{Msg: "memory limit of " + itoa(ex.limit) + " bytes exceeded"}
 	}
+	if ex.pool != nil {
+		if err := ex.pool.take(int64(n)); err != nil {
+			return err
+		}
+	}
+	ex.used += int64(n)
+	ex.peak = max(ex.peak, ex.used)
 	return nil
 }
 

@@ -1,8 +1,10 @@
 package eventql_test
 
 import (
+	"errors"
 	"fmt"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/eventstore-service/eventstore/modules/eventql"
@@ -56,5 +58,58 @@ func TestMemoryChargedAsAllocated(t *testing.T) {
 		if ratio < 0.8 || ratio > 2 {
 			t.Errorf("%s: charged %d bytes for %d held (ratio %.2f, want 0.8–2)", query, stats.MemoryPeak, real, ratio)
 		}
+	}
+}
+
+// TestMemoryPoolIsShared runs two sorting queries on one pool that holds
+// only one of them: the second fails while the first holds its rows, and
+// every byte goes back to the pool when the runs end.
+func TestMemoryPoolIsShared(t *testing.T) {
+	candidates := make([]eventqltest.Candidate, 2000)
+	for i := range candidates {
+		candidates[i] = eventqltest.Candidate{Source: "https://x.example", Subject: "/s", Type: "io.example.x", Data: []byte(fmt.Sprintf(`{"n":%d}`, i))}
+	}
+	db, err := eventqltest.NewMemDB(candidates)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := eventql.Compile(`FROM e IN events ORDER BY e.data.n DESC PROJECT INTO e.id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	alone, err := p.Run(t.Context(), db, eventql.Options{}, func(eventql.Value) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := eventql.NewMemoryPool(alone.MemoryPeak * 3 / 2)
+	opts := eventql.Options{MemoryLimit: 1 << 30, Pool: pool}
+	holding, release := make(chan struct{}), make(chan struct{})
+	first := make(chan error, 1)
+	go func() {
+		rows := 0
+		_, err := p.Run(t.Context(), db, opts, func(eventql.Value) error {
+			if rows++; rows == 1 {
+				close(holding)
+				<-release
+			}
+			return nil
+		})
+		first <- err
+	}()
+	<-holding
+	_, err = p.Run(t.Context(), db, opts, func(eventql.Value) error { return nil })
+	var qe *eventql.Error
+	if !errors.As(err, &qe) || !strings.Contains(qe.Error(), "for all running queries is exhausted") {
+		t.Fatalf("the second query beside the first: %v", err)
+	}
+	close(release)
+	if err := <-first; err != nil {
+		t.Fatalf("the first query: %v", err)
+	}
+	if used := pool.Used(); used != 0 {
+		t.Fatalf("%d bytes left taken from the pool", used)
+	}
+	if _, err := p.Run(t.Context(), db, opts, func(eventql.Value) error { return nil }); err != nil {
+		t.Fatalf("a query after the first ended: %v", err)
 	}
 }
