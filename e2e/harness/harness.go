@@ -301,6 +301,9 @@ func (inst *Instance) Wait(timeout time.Duration) int {
 	}
 }
 
+// Pid returns the process id.
+func (inst *Instance) Pid() int { return inst.cmd.Process.Pid }
+
 // Exited reports whether the process has ended.
 func (inst *Instance) Exited() bool {
 	select {

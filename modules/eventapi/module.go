@@ -43,15 +43,15 @@ func registerPoolGauge(reg prometheus.Registerer, pool *eventql.MemoryPool) erro
 		return nil
 	}
 	return reg.Register(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-		Name: "eventstore_eventql_memory_bytes", Help: "Memory the running queries hold in their blocking steps (bounded by half the memory limit).",
+		Name: "eventstore_eventql_memory_bytes", Help: "Memory the running queries hold in their blocking steps (bounded by a third of the memory limit).",
 	}, func() float64 { return float64(pool.Used()) }))
 }
 
-// queryPool returns the memory all running queries share: half the
+// queryPool returns the memory all running queries share: a third of the
 // process's memory limit, none without one.
 func queryPool(memoryLimit int64) *eventql.MemoryPool {
 	if memoryLimit <= 0 {
 		return nil
 	}
-	return eventql.NewMemoryPool(memoryLimit / 2)
+	return eventql.NewMemoryPool(memoryLimit / 3)
 }
