@@ -32,7 +32,7 @@ type Options struct {
 
 // ScenarioNames are the scenarios Run knows, in the order of a full run.
 func ScenarioNames() []string {
-	return []string{"baseline", "write", "write-precondition", "batch", "schema", "read", "observe", "query"}
+	return []string{"baseline", "write", "write-precondition", "batch", "schema", "read", "observe", "query", "precondition-stall"}
 }
 
 // CheckScenarios reports the first of names that is no scenario.
@@ -136,6 +136,8 @@ func (r *runner) run(scenario string) error {
 		return r.runObserve()
 	case "query":
 		return r.runQuery()
+	case "precondition-stall":
+		return r.runStall()
 	}
 	return nil
 }

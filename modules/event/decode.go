@@ -41,11 +41,10 @@ func Decode(r Record) (Fields, error) {
 		MemberID: &f.ID, MemberTime: &f.Time, MemberDataContentType: &f.DataContentType,
 		MemberPredecessorHash: &f.PredecessorHash, MemberHash: &f.Hash,
 	} {
-		if dst == nil || m[member] == nil {
+		if dst == nil {
 			continue
 		}
-		sc.Reset(m[member])
-		if *dst, _, err = sc.String(); err != nil {
+		if *dst, err = m.Text(Member(member), sc); err != nil {
 			return Fields{}, fmt.Errorf("decode record %d: member %s: %w", r.ID, Member(member).Name(), err)
 		}
 	}

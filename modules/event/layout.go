@@ -120,6 +120,18 @@ func (r Record) Split(sc *jsonscan.Scanner) (Members, error) {
 	return m, nil
 }
 
+// Text returns the decoded value of a string member, "" when the record
+// lacks it; sc is the scanner to use.
+func (m *Members) Text(member Member, sc *jsonscan.Scanner) (string, error) {
+	if m[member] == nil {
+		return "", nil
+	}
+	sc.Reset(m[member])
+	defer sc.Reset(nil)
+	s, _, err := sc.String()
+	return s, err
+}
+
 // hasKeyAt reports whether in holds key at pos.
 func hasKeyAt(in []byte, pos int, key string) bool {
 	return len(in)-pos >= len(key) && string(in[pos:pos+len(key)]) == key

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -42,7 +43,7 @@ func DecodeQuery(body []byte) (*eventql.Program, error) {
 // condition returns the store condition of an isEventQlQueryTrue query,
 // with the precondition limits.
 func (a *API) condition(program *eventql.Program) store.Condition {
-	return storedb.NewCondition(program, a.emitter, eventql.Options{MemoryLimit: a.eventql.MemoryLimit, TimeLimit: a.eventql.PreconditionTimeout, Pool: a.eventql.Pool})
+	return storedb.NewCondition(program, a.emitter, eventql.Options{MemoryLimit: a.eventql.MemoryLimit, TimeLimit: a.eventql.PreconditionTimeout, Pool: a.eventql.Pool, Pace: newPacer().pace})
 }
 
 // runEventQLQuery is POST /api/v1/run-eventql-query: the rows of the query
@@ -101,4 +102,19 @@ func (a *API) streamQuery(w http.ResponseWriter, r *http.Request, program *event
 		stream.Error("query failed: internal error: " + runErr.Error())
 	}
 	return queryError
+}
+
+// pacer keeps a query precondition to two thirds of a processor: after
+// each stretch of work it waits half as long as it worked, so that a heavy
+// precondition slows its own write rather than the writes beside it (on a
+// two-core machine a precondition at full speed takes a core from them).
+type pacer struct{ since time.Time }
+
+func newPacer() *pacer { return &pacer{since: time.Now()} }
+
+func (p *pacer) pace() {
+	if worked := time.Since(p.since); worked >= 2*time.Millisecond {
+		time.Sleep(worked / 2)
+		p.since = time.Now()
+	}
 }

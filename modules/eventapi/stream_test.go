@@ -112,3 +112,20 @@ func TestPumpSendsHeartbeatsOnlyWhenAsked(t *testing.T) {
 		}
 	}
 }
+
+func TestPacerLeavesAThirdOfTheProcessor(t *testing.T) {
+	p := newPacer()
+	work := time.Now()
+	for time.Since(work) < 30*time.Millisecond { // a stretch of work
+	}
+	start := time.Now()
+	p.pace()
+	if waited := time.Since(start); waited < 12*time.Millisecond {
+		t.Fatalf("after 30 ms of work the pacer waited %v, want about 15 ms", waited)
+	}
+	start = time.Now()
+	p.pace() // no work since: no wait
+	if waited := time.Since(start); waited > 5*time.Millisecond {
+		t.Fatalf("with no work since, the pacer waited %v", waited)
+	}
+}

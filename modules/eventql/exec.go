@@ -52,6 +52,9 @@ type Options struct {
 	// TimeLimit bounds the run when positive; exceeding it is the runtime
 	// error "time limit of <d> exceeded".
 	TimeLimit time.Duration
+	// Pace, unless nil, is called every 1,000 rows; it may wait, to leave
+	// the processors to others.
+	Pace func()
 }
 
 // Stats describe an execution.
@@ -76,7 +79,7 @@ func (p *Program) Run(ctx context.Context, db Database, opts Options, emit func(
 		ctx, cancel = context.WithTimeoutCause(ctx, opts.TimeLimit, errTimeLimit)
 		defer cancel()
 	}
-	ex := &execution{ctx: ctx, db: db, now: now.UTC(), limit: opts.MemoryLimit, pool: opts.Pool,
+	ex := &execution{ctx: ctx, db: db, now: now.UTC(), limit: opts.MemoryLimit, pool: opts.Pool, pace: opts.Pace,
 		rand: rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))}
 	err := ex.level(p.q, emit)
 	if ex.pool != nil {
@@ -143,6 +146,7 @@ type execution struct {
 	used   int64
 	peak   int64
 	pool   *MemoryPool
+	pace   func()
 	loaded int64
 	ticks  int
 	// scanner parses the events of the run, one at a time.
@@ -183,6 +187,9 @@ func itoa(n int64) string {
 func (ex *execution) tick() error {
 	ex.ticks++
 	if ex.ticks%1000 == 0 {
+		if ex.pace != nil {
+			ex.pace()
+		}
 		return ex.ctx.Err()
 	}
 	return nil

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/eventstore-service/eventstore/modules/event"
+	"github.com/eventstore-service/eventstore/modules/jsonscan"
 )
 
 // Head describes the end of the committed event log.
@@ -26,6 +27,20 @@ type Written struct {
 	Record  event.Record
 	Subject string
 	Type    string
+}
+
+// writtenOf returns a stored record with the subject and type its index
+// entries are made of, read with sc; the record's JSON is not copied.
+func writtenOf(r event.Record, sc *jsonscan.Scanner) (Written, error) {
+	m, err := r.Split(sc)
+	if err != nil {
+		return Written{}, err
+	}
+	w := Written{Record: r}
+	if w.Subject, err = m.Text(event.MemberSubject, sc); err == nil {
+		w.Type, err = m.Text(event.MemberType, sc)
+	}
+	return w, err
 }
 
 // Scan selects records of a subject, of a type, or both, within an id range.

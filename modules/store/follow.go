@@ -1,11 +1,12 @@
 package store
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"time"
 
-	"github.com/eventstore-service/eventstore/modules/event"
+	"github.com/eventstore-service/eventstore/modules/jsonscan"
 )
 
 // pollInterval is how often a store on a shared backend looks for commits
@@ -49,15 +50,16 @@ func (s *Store) follow(head Head) error {
 	}
 	var written []Written
 	if head.Count > from {
+		var sc jsonscan.Scanner
 		it := s.backend.Scan(Scan{From: from, To: head.Count - 1})
 		for it.Next() {
-			f, err := event.Decode(it.Record())
+			w, err := writtenOf(it.Record(), &sc)
 			if err != nil {
 				it.Close()
 				return fmt.Errorf("follow event %d: %w", it.Record().ID, err)
 			}
-			r := it.Record()
-			written = append(written, Written{Record: event.Record{ID: r.ID, JSON: append([]byte(nil), r.JSON...)}, Subject: f.Subject, Type: f.Type})
+			w.Record.JSON = bytes.Clone(w.Record.JSON) // the iterator reuses its buffer
+			written = append(written, w)
 		}
 		if err := it.Close(); err != nil {
 			return err

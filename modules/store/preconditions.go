@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
+	"github.com/eventstore-service/eventstore/modules/event"
+	"github.com/eventstore-service/eventstore/modules/jsonscan"
 )
 
 // PreconditionKind names a precondition type.
@@ -80,10 +83,12 @@ type verdict struct {
 
 // decideConditions evaluates the query preconditions of w on the state
 // durable now, in the caller's goroutine, unless this round is the one the
-// writer evaluates them in. It fails only when ctx ends.
-func (s *Store) decideConditions(ctx context.Context, w *writeRequest, round int) error {
+// writer evaluates them in, and carries the verdicts forward over what was
+// committed meanwhile. stale tells that a write committed meanwhile affects
+// a verdict: the caller goes round again. It fails only when ctx ends.
+func (s *Store) decideConditions(ctx context.Context, w *writeRequest, round int) (stale bool, err error) {
 	if round > s.conditionRounds {
-		return nil
+		return false, nil
 	}
 	var view *View
 	for i, p := range w.preconditions {
@@ -91,16 +96,65 @@ func (s *Store) decideConditions(ctx context.Context, w *writeRequest, round int
 			continue
 		}
 		if view == nil {
+			select { // one evaluation a core at a time: the rest wait their turn
+			case s.evaluating <- struct{}{}:
+				defer func() { <-s.evaluating }()
+			case <-ctx.Done():
+				return false, ctx.Err()
+			}
 			w.verdicts = make([]verdict, len(w.preconditions))
 			view = s.View()
 		}
 		holds, err := p.Condition.Holds(ctx, view)
 		if ctx.Err() != nil {
-			return ctx.Err()
+			return false, ctx.Err()
 		}
 		w.verdicts[i] = verdict{holds: holds, err: err, count: view.count, schemas: view.schemaVersion}
 	}
-	return nil
+	for i, p := range w.preconditions {
+		if p.Kind == ConditionHolds && !s.carry(&w.verdicts[i], p.Condition) {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// affects reports whether r, a committed record, affects c; a record that
+// cannot be read affects every condition.
+func affects(c Condition, r event.Record, sc *jsonscan.Scanner) bool {
+	w, err := writtenOf(r, sc)
+	return err != nil || c.Affects(w)
+}
+
+// carryLag is how many events the writer may have to check a verdict
+// against: decideConditions carries a verdict forward, outside the writer,
+// until it lags the durable head by no more than this.
+const carryLag = 1024
+
+// carry moves a verdict forward over the events committed since it was
+// made, as long as none of them affects the condition, so that the writer
+// checks only the few committed after; false when one affects it (or a
+// registration changed the schemas the condition reads).
+func (s *Store) carry(v *verdict, c Condition) bool {
+	var sc jsonscan.Scanner
+	for {
+		now := s.Durable()
+		if c.ReadsSchemas() && v.schemas != s.schemas.version.Load() {
+			return false
+		}
+		if now-v.count <= carryLag {
+			return true
+		}
+		it := s.Scan(Scan{From: v.count, To: now - 1})
+		affected := false
+		for !affected && it.Next() {
+			affected = affects(c, it.Record(), &sc)
+		}
+		if err := it.Close(); err != nil || affected {
+			return false
+		}
+		v.count = now
+	}
 }
 
 // checkPreconditions decides the preconditions of w, in order, against the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -53,7 +54,8 @@ type Store struct {
 	head      Head         // owned by the writer goroutine
 	latestIDs *latestCache // owned by the writer goroutine
 
-	conditionRounds int // ConditionRounds; tests change it
+	conditionRounds int           // ConditionRounds; tests change it
+	evaluating      chan struct{} // a slot per query precondition evaluated at once
 }
 
 // writeRequest is a write, or a schema registration, waiting for the writer.
@@ -98,6 +100,7 @@ func New(open Opener, log *zap.Logger, rec Recorder) *Store {
 		log:             log,
 		rec:             rec,
 		conditionRounds: ConditionRounds,
+		evaluating:      make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2)),
 		now:             time.Now,
 		queue:           make(chan *writeRequest, QueueLength),
 		stop:            make(chan struct{}),
@@ -255,8 +258,12 @@ func (s *Store) Write(ctx context.Context, candidates []event.Candidate, precond
 	}
 	for round := 1; ; round++ {
 		w := &writeRequest{candidates: candidates, preconditions: preconditions, schemaVersion: version, done: make(chan struct{})}
-		if err := s.decideConditions(ctx, w, round); err != nil {
+		stale, err := s.decideConditions(ctx, w, round)
+		if err != nil {
 			return nil, err
+		}
+		if stale {
+			continue
 		}
 		if err := s.enqueue(ctx, w); err != nil {
 			return nil, err
