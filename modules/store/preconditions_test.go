@@ -114,3 +114,35 @@ func TestConditionUnderSteadyConflictsIsDecidedByTheWriter(t *testing.T) {
 		t.Fatalf("the writer evaluated on %d events and committed to %d", last, s.Durable())
 	}
 }
+
+// TestVerdictCarriedOverManyWrites writes more events than the live window
+// holds while a condition is evaluated: none of them is one the condition
+// reads, so its verdict is carried over them (outside the writer) and the
+// condition is evaluated once.
+func TestVerdictCarriedOverManyWrites(t *testing.T) {
+	s := libraryStore(t)
+	entered, gate := make(chan struct{}), make(chan struct{})
+	c := &subjectCondition{subject: "/slow", evaluate: func(call int32, v *store.View) bool {
+		if call == 1 {
+			close(entered)
+			<-gate
+		}
+		return true
+	}}
+	done := writeIf(s, "/slow", c)
+	<-entered
+	batch := make([]event.Candidate, 1000)
+	for i := range batch {
+		batch[i] = candidate("/other", lib+"x", `{}`)
+	}
+	for range 12 { // 12,000 events: more than the window holds
+		write(t, s, batch...)
+	}
+	close(gate)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if n := c.calls.Load(); n != 1 {
+		t.Fatalf("the condition was evaluated %d times", n)
+	}
+}
