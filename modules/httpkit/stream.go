@@ -18,12 +18,16 @@ const StopGrace = 500 * time.Millisecond
 
 // Stream writes an NDJSON response: every line is one compact JSON object
 // {"type":...,"payload":...} written with a single Write and flushed at
-// once, never two lines in one write and never a line split over writes
-// (some client SDKs parse each received chunk as one document).
+// once, so that it is a chunk (an HTTP/2 frame) of its own: never two lines
+// in one chunk and never a line split over chunks (some client SDKs parse
+// each received chunk as one document). Within Batch, the connection sends
+// several such chunks with one write to the socket.
 type Stream struct {
-	w   http.ResponseWriter
-	rc  *http.ResponseController
-	buf []byte
+	w        http.ResponseWriter
+	rc       *http.ResponseController
+	batch    WriteBatch // of the connection; nil on HTTP/2
+	batching bool       // inside Batch
+	buf      []byte
 
 	mu       sync.Mutex
 	endBy    time.Time // when set, no write outlasts it
@@ -31,11 +35,11 @@ type Stream struct {
 }
 
 // StartStream sends status 200 with the NDJSON content type and flushes the
-// headers, before any line.
-func StartStream(w http.ResponseWriter) *Stream {
+// headers, before any line; r is the request it answers.
+func StartStream(w http.ResponseWriter, r *http.Request) *Stream {
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	w.WriteHeader(http.StatusOK)
-	s := &Stream{w: w, rc: http.NewResponseController(w)}
+	s := &Stream{w: w, rc: http.NewResponseController(w), batch: WriteBatchOf(r)}
 	_ = s.rc.Flush()
 	return s
 }
@@ -67,6 +71,9 @@ func (s *Stream) WriteLine(line []byte) error {
 	}
 	s.mu.Unlock()
 	_ = s.rc.SetWriteDeadline(deadline)
+	if err := s.makeRoom(len(line)); err != nil {
+		return err
+	}
 	if _, err := s.w.Write(line); err != nil {
 		return err
 	}
