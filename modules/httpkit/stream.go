@@ -8,8 +8,13 @@ import (
 	"github.com/eventstore-service/eventstore/modules/jsonscan"
 )
 
-// LineWriteTimeout is the time each NDJSON line has to reach the client.
+// LineWriteTimeout is the time each NDJSON line has to reach the client;
+// as the deadline moves on at most once per deadlineRenewal, a line may
+// have up to that much less.
 const LineWriteTimeout = 60 * time.Second
+
+// deadlineRenewal is how often a stream moves its write deadline on.
+const deadlineRenewal = time.Second
 
 // StopGrace is how long a stream has for its last line once the service
 // stops: a client that does not read by then loses the connection, so that
@@ -27,6 +32,7 @@ type Stream struct {
 	rc       *http.ResponseController
 	batch    WriteBatch // of the connection; nil on HTTP/2
 	batching bool       // inside Batch
+	renewAt  time.Time  // when the write deadline is due to move on
 	buf      []byte
 
 	mu       sync.Mutex
@@ -64,13 +70,7 @@ func (s *Stream) Line(lineType string, payload []byte) error {
 // WriteLine writes one complete line (ending in a newline), formatted by
 // the caller, with a single write, and flushes it.
 func (s *Stream) WriteLine(line []byte) error {
-	deadline := time.Now().Add(LineWriteTimeout)
-	s.mu.Lock()
-	if !s.endBy.IsZero() && s.endBy.Before(deadline) {
-		deadline = s.endBy
-	}
-	s.mu.Unlock()
-	_ = s.rc.SetWriteDeadline(deadline)
+	s.renewDeadline()
 	if err := s.makeRoom(len(line)); err != nil {
 		return err
 	}
@@ -78,6 +78,26 @@ func (s *Stream) WriteLine(line []byte) error {
 		return err
 	}
 	return s.rc.Flush()
+}
+
+// renewDeadline gives the writes that follow LineWriteTimeout, never beyond
+// the time EndBy set. It moves the deadline at most once per
+// deadlineRenewal: setting it costs as much as writing a short line. The
+// deadline is set under the lock, so that it cannot undo a concurrent
+// EndBy.
+func (s *Stream) renewDeadline() {
+	now := time.Now()
+	if now.Before(s.renewAt) {
+		return
+	}
+	s.renewAt = now.Add(deadlineRenewal)
+	deadline := now.Add(LineWriteTimeout)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.endBy.IsZero() && s.endBy.Before(deadline) {
+		deadline = s.endBy
+	}
+	_ = s.rc.SetWriteDeadline(deadline)
 }
 
 // EndBy makes the write in progress, and every later one, give up at t. It
