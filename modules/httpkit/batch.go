@@ -41,8 +41,8 @@ func WriteBatchOf(r *http.Request) WriteBatch {
 }
 
 // BatchBytes bounds the bytes a batch holds back before it sends them: 16
-// KiB, the receive buffer of libcurl (CURL_MAX_WRITE_SIZE), so that a
-// client keeping up receives whole lines with each read.
+// KiB, libcurl's default receive buffer, so that a client keeping up gets
+// whole lines with each read.
 const BatchBytes = 16 << 10
 
 // chunkFraming bounds what the HTTP server adds to a line to make it a

@@ -23,10 +23,10 @@ const StopGrace = 500 * time.Millisecond
 
 // Stream writes an NDJSON response: every line is one compact JSON object
 // {"type":...,"payload":...} written with a single Write and flushed at
-// once, so that it is a chunk (an HTTP/2 frame) of its own: never two lines
-// in one chunk and never a line split over chunks (some client SDKs parse
-// each received chunk as one document). Within Batch, the connection sends
-// several such chunks with one write to the socket.
+// once, so that it goes out as a chunk of its own (on HTTP/2, in frames of
+// its own): never two lines in one chunk and never a line split over chunks
+// (some client SDKs parse each received chunk as one document). Within
+// Batch, the connection sends several such chunks with one socket write.
 type Stream struct {
 	w        http.ResponseWriter
 	rc       *http.ResponseController
