@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -274,48 +273,10 @@ func TestStreamLinesAreSeparateChunks(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	body := `{"subject":"/","options":{"recursive":true}}`
-	fmt.Fprintf(conn, "POST /api/v1/read-events HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer %s\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s", harness.Token, len(body), body)
+	postRaw(conn, "/api/v1/read-events", `{"subject":"/","options":{"recursive":true}}`)
 	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
-	r := bufio.NewReader(conn)
-	for {
-		line, err := r.ReadString('\n')
-		if err != nil {
-			t.Fatal(err)
-		}
-		if line == "\r\n" {
-			break
-		}
-		if strings.HasPrefix(strings.ToLower(line), "transfer-encoding:") && !strings.Contains(line, "chunked") {
-			t.Fatalf("not chunked: %q", line)
-		}
-	}
-	var chunks []string
-	for {
-		sizeLine, err := r.ReadString('\n')
-		if err != nil {
-			t.Fatal(err)
-		}
-		size, err := strconv.ParseInt(strings.TrimSpace(sizeLine), 16, 64)
-		if err != nil {
-			t.Fatalf("chunk size %q", sizeLine)
-		}
-		if size == 0 {
-			break
-		}
-		chunk := make([]byte, size+2)
-		if _, err := io.ReadFull(r, chunk); err != nil {
-			t.Fatal(err)
-		}
-		chunks = append(chunks, string(chunk[:size]))
-	}
-	if len(chunks) != 7 {
-		t.Fatalf("%d chunks for 7 events", len(chunks))
-	}
-	for i, c := range chunks {
-		if strings.Count(c, "\n") != 1 || !strings.HasSuffix(c, "}\n") || !strings.HasPrefix(c, `{"type":"event","payload":{`) {
-			t.Fatalf("chunk %d is not exactly one line: %q", i, c)
-		}
+	if ids := chunkIDs(t, readChunked(t, bufio.NewReader(conn))); len(ids) != 7 {
+		t.Fatalf("%d chunks for 7 events", len(ids))
 	}
 }
 
@@ -383,8 +344,7 @@ func TestReadStreamEndsOnShutdown(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	req := `{"subject":"/slow"}`
-	fmt.Fprintf(conn, "POST /api/v1/read-events HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer %s\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s", harness.Token, len(req), req)
+	postRaw(conn, "/api/v1/read-events", `{"subject":"/slow"}`)
 	r := bufio.NewReaderSize(conn, 4096)
 	if line, err := r.ReadString('\n'); err != nil || !strings.Contains(line, "200") {
 		t.Fatalf("status line %q, %v", line, err)

@@ -33,7 +33,7 @@ type lineStream struct {
 // so a client that stopped reading cannot hold the shutdown. The handler
 // must call end when it is done with the stream.
 func (a *API) startStream(w http.ResponseWriter, r *http.Request) *lineStream {
-	s := &lineStream{Stream: httpkit.StartStream(w), ctx: r.Context(), stopping: a.stopping.Done()}
+	s := &lineStream{Stream: httpkit.StartStream(w, r), ctx: r.Context(), stopping: a.stopping.Done()}
 	s.unwatch = context.AfterFunc(a.stopping, func() { s.EndBy(time.Now().Add(httpkit.StopGrace)) })
 	return s
 }
@@ -209,7 +209,8 @@ func (p *linePipe) put(ctx context.Context, tag uint64, line []byte) error {
 }
 
 // write takes the pending lines and sends them one by one, each with a
-// write and a flush of its own.
+// write and a flush of its own, in one batch: each line is a chunk of its
+// own, and the chunks go out together, all before write returns.
 func (p *linePipe) write(s *lineStream, sent func(tag uint64)) error {
 	p.mu.Lock()
 	b := p.pending
@@ -222,15 +223,17 @@ func (p *linePipe) write(s *lineStream, sent func(tag uint64)) error {
 		p.spare = b
 		p.mu.Unlock()
 	}()
-	start := 0
-	for i, end := range b.ends {
-		if err := s.send(b.buf[start:end]); err != nil {
-			return err
+	return s.Batch(func() error {
+		start := 0
+		for i, end := range b.ends {
+			if err := s.send(b.buf[start:end]); err != nil {
+				return err
+			}
+			if sent != nil {
+				sent(b.tags[i])
+			}
+			start = end
 		}
-		if sent != nil {
-			sent(b.tags[i])
-		}
-		start = end
-	}
-	return nil
+		return nil
+	})
 }

@@ -6,18 +6,24 @@ import (
 	"fmt"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/eventstore-service/eventstore/modules/httpkit"
 )
 
-// testStream returns a stream into a recorder, and the function that
-// cancels its request context.
-func testStream(stopping <-chan struct{}) (*lineStream, *httptest.ResponseRecorder, context.CancelFunc) {
+// testStream returns a stream into a recorder, with batch as its
+// connection's write batch unless nil, and the function that cancels its
+// request context.
+func testStream(stopping <-chan struct{}, batch httpkit.WriteBatch) (*lineStream, *httptest.ResponseRecorder, context.CancelFunc) {
 	rec := httptest.NewRecorder()
 	ctx, cancel := context.WithCancel(context.Background())
-	return &lineStream{Stream: httpkit.StartStream(rec), ctx: ctx, stopping: stopping}, rec, cancel
+	r := httptest.NewRequest("POST", "/", nil)
+	if batch != nil {
+		r = r.WithContext(httpkit.WithWriteBatch(ctx, batch))
+	}
+	return &lineStream{Stream: httpkit.StartStream(rec, r), ctx: ctx, stopping: stopping}, rec, cancel
 }
 
 // produceLines puts n numbered lines tagged with their numbers, and
@@ -37,7 +43,7 @@ func produceLines(n int, returned *bool) func(context.Context, putFunc) error {
 func TestPumpWritesEveryLineInOrderAndReusesItsPipe(t *testing.T) {
 	p := newLinePipe()
 	for round := 0; round < 40; round++ {
-		s, rec, cancel := testStream(nil)
+		s, rec, cancel := testStream(nil, nil)
 		var returned bool
 		var tags []uint64
 		produced, ended := s.pump(p, produceLines(5000, &returned), false, func(tag uint64) {
@@ -73,7 +79,7 @@ func TestPumpWritesEveryLineInOrderAndReusesItsPipe(t *testing.T) {
 
 func TestPumpEndsWithTheShutdownLineWhenTheServiceStops(t *testing.T) {
 	stopping := make(chan struct{})
-	s, rec, cancel := testStream(stopping)
+	s, rec, cancel := testStream(stopping, nil)
 	defer cancel()
 	var returned bool
 	produce := func(ctx context.Context, put putFunc) error {
@@ -96,7 +102,7 @@ func TestPumpEndsWithTheShutdownLineWhenTheServiceStops(t *testing.T) {
 
 func TestPumpSendsHeartbeatsOnlyWhenAsked(t *testing.T) {
 	for _, heartbeats := range []bool{true, false} {
-		s, rec, cancel := testStream(nil)
+		s, rec, cancel := testStream(nil, nil)
 		slow := func(_ context.Context, put putFunc) error {
 			time.Sleep(HeartbeatInterval + 300*time.Millisecond)
 			return put(0, []byte(`{"type":"row","payload":1}`+"\n"))
@@ -127,5 +133,56 @@ func TestPacerLeavesAThirdOfTheProcessor(t *testing.T) {
 	p.pace() // no work since: no wait
 	if waited := time.Since(start); waited > 5*time.Millisecond {
 		t.Fatalf("with no work since, the pacer waited %v", waited)
+	}
+}
+
+// countingBatch is a write batch that counts its releases; the lines reach
+// the recorder at once.
+type countingBatch struct {
+	mu       sync.Mutex
+	holding  bool
+	releases int
+}
+
+func (b *countingBatch) Hold()        { b.mu.Lock(); b.holding = true; b.mu.Unlock() }
+func (b *countingBatch) Held() int    { return 0 }
+func (b *countingBatch) Flush() error { return nil }
+
+func (b *countingBatch) Release() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.holding, b.releases = false, b.releases+1
+	return nil
+}
+
+// sent tells whether n batches went out and none is being held.
+func (b *countingBatch) sent(n int) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return !b.holding && b.releases >= n
+}
+
+func TestPumpSendsItsLinesBeforeWaitingForMore(t *testing.T) {
+	batch := &countingBatch{}
+	s, rec, cancel := testStream(nil, batch)
+	defer cancel()
+	produce := func(_ context.Context, put putFunc) error {
+		for i := 0; i < 3; i++ {
+			if err := put(uint64(i), []byte(fmt.Sprintf(`{"type":"row","payload":%d}`+"\n", i))); err != nil {
+				return err
+			}
+			// A producer that takes its time: what it put must be sent
+			// meanwhile, not held for a fuller batch.
+			for deadline := time.Now().Add(5 * time.Second); !batch.sent(i + 1); time.Sleep(time.Millisecond) {
+				if time.Now().After(deadline) {
+					return fmt.Errorf("line %d still held back", i)
+				}
+			}
+		}
+		return nil
+	}
+	produced, ended := s.pump(newLinePipe(), produce, false, nil)
+	if produced != nil || ended != nil || strings.Count(rec.Body.String(), "\n") != 3 {
+		t.Fatalf("produced %v, ended %v, stream %q", produced, ended, rec.Body.String())
 	}
 }

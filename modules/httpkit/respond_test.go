@@ -133,7 +133,7 @@ func TestCheckOptions(t *testing.T) {
 
 func TestStream(t *testing.T) {
 	rec := httptest.NewRecorder()
-	s := StartStream(rec)
+	s := StartStream(rec, httptest.NewRequest("POST", "/", nil))
 	if !rec.Flushed || rec.Code != 200 || rec.Header().Get("Content-Type") != "application/x-ndjson" {
 		t.Fatalf("headers not flushed at start: %d %v", rec.Code, rec.Header())
 	}

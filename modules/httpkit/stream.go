@@ -8,8 +8,13 @@ import (
 	"github.com/eventstore-service/eventstore/modules/jsonscan"
 )
 
-// LineWriteTimeout is the time each NDJSON line has to reach the client.
+// LineWriteTimeout is the time each NDJSON line has to reach the client;
+// as the deadline moves on at most once per deadlineRenewal, a line may
+// have up to that much less.
 const LineWriteTimeout = 60 * time.Second
+
+// deadlineRenewal is how often a stream moves its write deadline on.
+const deadlineRenewal = time.Second
 
 // StopGrace is how long a stream has for its last line once the service
 // stops: a client that does not read by then loses the connection, so that
@@ -18,12 +23,17 @@ const StopGrace = 500 * time.Millisecond
 
 // Stream writes an NDJSON response: every line is one compact JSON object
 // {"type":...,"payload":...} written with a single Write and flushed at
-// once, never two lines in one write and never a line split over writes
-// (some client SDKs parse each received chunk as one document).
+// once, so that it goes out as a chunk of its own (on HTTP/2, in frames of
+// its own): never two lines in one chunk and never a line split over chunks
+// (some client SDKs parse each received chunk as one document). Within
+// Batch, the connection sends several such chunks with one socket write.
 type Stream struct {
-	w   http.ResponseWriter
-	rc  *http.ResponseController
-	buf []byte
+	w        http.ResponseWriter
+	rc       *http.ResponseController
+	batch    WriteBatch // of the connection; nil on HTTP/2
+	batching bool       // inside Batch
+	renewAt  time.Time  // when the write deadline is due to move on
+	buf      []byte
 
 	mu       sync.Mutex
 	endBy    time.Time // when set, no write outlasts it
@@ -31,11 +41,11 @@ type Stream struct {
 }
 
 // StartStream sends status 200 with the NDJSON content type and flushes the
-// headers, before any line.
-func StartStream(w http.ResponseWriter) *Stream {
+// headers, before any line; r is the request it answers.
+func StartStream(w http.ResponseWriter, r *http.Request) *Stream {
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	w.WriteHeader(http.StatusOK)
-	s := &Stream{w: w, rc: http.NewResponseController(w)}
+	s := &Stream{w: w, rc: http.NewResponseController(w), batch: WriteBatchOf(r)}
 	_ = s.rc.Flush()
 	return s
 }
@@ -60,17 +70,34 @@ func (s *Stream) Line(lineType string, payload []byte) error {
 // WriteLine writes one complete line (ending in a newline), formatted by
 // the caller, with a single write, and flushes it.
 func (s *Stream) WriteLine(line []byte) error {
-	deadline := time.Now().Add(LineWriteTimeout)
-	s.mu.Lock()
-	if !s.endBy.IsZero() && s.endBy.Before(deadline) {
-		deadline = s.endBy
+	s.renewDeadline()
+	if err := s.makeRoom(len(line)); err != nil {
+		return err
 	}
-	s.mu.Unlock()
-	_ = s.rc.SetWriteDeadline(deadline)
 	if _, err := s.w.Write(line); err != nil {
 		return err
 	}
 	return s.rc.Flush()
+}
+
+// renewDeadline gives the writes that follow LineWriteTimeout, never beyond
+// the time EndBy set. It moves the deadline at most once per
+// deadlineRenewal: setting it costs as much as writing a short line. The
+// deadline is set under the lock, so that it cannot undo a concurrent
+// EndBy.
+func (s *Stream) renewDeadline() {
+	now := time.Now()
+	if now.Before(s.renewAt) {
+		return
+	}
+	s.renewAt = now.Add(deadlineRenewal)
+	deadline := now.Add(LineWriteTimeout)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.endBy.IsZero() && s.endBy.Before(deadline) {
+		deadline = s.endBy
+	}
+	_ = s.rc.SetWriteDeadline(deadline)
 }
 
 // EndBy makes the write in progress, and every later one, give up at t. It

@@ -119,11 +119,15 @@ func (r *recorder) Write(p []byte) (int, error) {
 }
 
 // Flush sends buffered data to the client.
-func (r *recorder) Flush() {
+func (r *recorder) Flush() { _ = r.FlushError() }
+
+// FlushError sends buffered data to the client and returns what failed, so
+// that http.ResponseController.Flush reports it to a stream at once.
+func (r *recorder) FlushError() error {
 	if !r.wroteHeader {
 		r.status, r.wroteHeader = http.StatusOK, true
 	}
-	_ = http.NewResponseController(r.ResponseWriter).Flush()
+	return http.NewResponseController(r.ResponseWriter).Flush()
 }
 
 // Unwrap returns the underlying writer for http.ResponseController.

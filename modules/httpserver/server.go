@@ -107,6 +107,7 @@ func (s *Server) listen(ctx context.Context, scheme string, cfg config.Listener,
 		TLSConfig:         tlsConfig,
 		Protocols:         protocols,
 		ErrorLog:          stdLog,
+		ConnContext:       withWriteBatch,
 	}
 	l := &listener{scheme: scheme, srv: srv, sockets: sockets}
 	for _, ln := range sockets {
@@ -114,6 +115,7 @@ func (s *Server) listen(ctx context.Context, scheme string, cfg config.Listener,
 	}
 	s.listeners = append(s.listeners, l)
 	for i, ln := range sockets {
+		ln := batchListener{ln}
 		l.done.Add(1)
 		go func() {
 			defer l.done.Done()

@@ -1,0 +1,125 @@
+package httpserver
+
+import (
+	"context"
+	"crypto/tls"
+	"io"
+	"net"
+	"sync"
+
+	"github.com/eventstore-service/eventstore/modules/httpkit"
+)
+
+// batchListener accepts connections whose writes a stream can hold back
+// and send together (httpkit.WriteBatch).
+type batchListener struct{ net.Listener }
+
+func (l batchListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &batchConn{Conn: c}, nil
+}
+
+// withWriteBatch is the server's ConnContext: it gives the requests of a
+// connection its write batch.
+func withWriteBatch(ctx context.Context, c net.Conn) context.Context {
+	if t, ok := c.(*tls.Conn); ok {
+		c = t.NetConn()
+	}
+	if b, ok := c.(*batchConn); ok {
+		return httpkit.WithWriteBatch(ctx, b)
+	}
+	return ctx
+}
+
+// batchBuffers are the buffers of held writes, shared by the connections
+// while they hold.
+var batchBuffers = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxPooledBatch is the largest buffer given back to batchBuffers; a larger
+// one (a batch with a huge line) is left to the garbage collector.
+const maxPooledBatch = 256 << 10
+
+// batchConn is a server connection implementing httpkit.WriteBatch. While
+// it holds, every write of the HTTP server is appended to a buffer, whole
+// and in order, and reported as written; Flush and Release send the buffer
+// with one write. An error of that write is returned by every later write
+// (it may have cut the stream inside a chunk), so the server learns of it
+// and does not reuse the connection. Hold, Flush
+// and Release are for the goroutine serving the connection's HTTP/1
+// requests, which is the one writing to it.
+type batchConn struct {
+	net.Conn
+	held *[]byte // the buffer while holding, else nil
+	err  error   // of a held write that failed
+}
+
+func (c *batchConn) Write(p []byte) (int, error) {
+	switch {
+	case c.err != nil:
+		return 0, c.err // the stream may have been cut inside a chunk
+	case c.held == nil:
+		return c.Conn.Write(p)
+	}
+	*c.held = append(*c.held, p...)
+	return len(p), nil
+}
+
+// Hold starts collecting the writes.
+func (c *batchConn) Hold() {
+	if c.held == nil {
+		c.held = batchBuffers.Get().(*[]byte)
+	}
+}
+
+// Held returns the number of bytes collected.
+func (c *batchConn) Held() int {
+	if c.held == nil {
+		return 0
+	}
+	return len(*c.held)
+}
+
+// Flush sends the collected bytes with one write.
+func (c *batchConn) Flush() error {
+	if c.held == nil || len(*c.held) == 0 {
+		return c.err
+	}
+	if c.err == nil {
+		_, c.err = c.Conn.Write(*c.held)
+	}
+	*c.held = (*c.held)[:0]
+	return c.err
+}
+
+// Release sends the collected bytes and stops collecting.
+func (c *batchConn) Release() error {
+	err := c.Flush()
+	if c.held != nil {
+		if cap(*c.held) <= maxPooledBatch {
+			batchBuffers.Put(c.held)
+		}
+		c.held = nil
+	}
+	return err
+}
+
+// CloseWrite shuts down the writing side, as *net.TCPConn does; the server
+// uses it to end a connection gracefully.
+func (c *batchConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return nil
+}
+
+// ReadFrom copies r to the connection with the underlying connection's
+// ReadFrom (sendfile, splice) where it has one.
+func (c *batchConn) ReadFrom(r io.Reader) (int64, error) {
+	if err := c.Flush(); err != nil {
+		return 0, err
+	}
+	return io.Copy(c.Conn, r)
+}
