@@ -12,14 +12,21 @@ import (
 
 // batchListener accepts connections whose writes a stream can hold back
 // and send together (httpkit.WriteBatch).
-type batchListener struct{ net.Listener }
+type batchListener struct {
+	net.Listener
+	buffers *sync.Pool // of *[]byte: buffers of held writes, shared by the connections while they hold
+}
+
+func newBatchListener(ln net.Listener) batchListener {
+	return batchListener{Listener: ln, buffers: &sync.Pool{New: func() any { return new([]byte) }}}
+}
 
 func (l batchListener) Accept() (net.Conn, error) {
 	c, err := l.Listener.Accept()
 	if err != nil {
 		return nil, err
 	}
-	return &batchConn{Conn: c}, nil
+	return &batchConn{Conn: c, buffers: l.buffers}, nil
 }
 
 // withWriteBatch is the server's ConnContext: it gives the requests of a
@@ -34,11 +41,7 @@ func withWriteBatch(ctx context.Context, c net.Conn) context.Context {
 	return ctx
 }
 
-// batchBuffers are the buffers of held writes, shared by the connections
-// while they hold.
-var batchBuffers = sync.Pool{New: func() any { return new([]byte) }}
-
-// maxPooledBatch is the largest buffer given back to batchBuffers; a larger
+// maxPooledBatch is the largest buffer given back to the pool; a larger
 // one (a batch with a huge line) is left to the garbage collector.
 const maxPooledBatch = 256 << 10
 
@@ -52,8 +55,9 @@ const maxPooledBatch = 256 << 10
 // requests, which is the one writing to it.
 type batchConn struct {
 	net.Conn
-	held *[]byte // the buffer while holding, else nil
-	err  error   // of a held write that failed
+	buffers *sync.Pool
+	held    *[]byte // the buffer while holding, else nil
+	err     error   // of a held write that failed
 }
 
 func (c *batchConn) Write(p []byte) (int, error) {
@@ -70,7 +74,7 @@ func (c *batchConn) Write(p []byte) (int, error) {
 // Hold starts collecting the writes.
 func (c *batchConn) Hold() {
 	if c.held == nil {
-		c.held = batchBuffers.Get().(*[]byte)
+		c.held = c.buffers.Get().(*[]byte)
 	}
 }
 
@@ -99,7 +103,7 @@ func (c *batchConn) Release() error {
 	err := c.Flush()
 	if c.held != nil {
 		if cap(*c.held) <= maxPooledBatch {
-			batchBuffers.Put(c.held)
+			c.buffers.Put(c.held)
 		}
 		c.held = nil
 	}

@@ -120,7 +120,7 @@ func TestBatchedLinesStayChunksOfTheirOwn(t *testing.T) {
 			t.Errorf("batch: %v", err)
 		}
 	})}
-	go func() { _ = srv.Serve(batchListener{rec}) }()
+	go func() { _ = srv.Serve(newBatchListener(rec)) }()
 	defer srv.Close()
 
 	conn, err := net.Dial("tcp", ln.Addr().String())
@@ -190,7 +190,7 @@ func (c *failingConn) Write([]byte) (int, error) {
 
 func TestBatchConnKeepsTheErrorOfAHeldWrite(t *testing.T) {
 	under := &failingConn{}
-	c := &batchConn{Conn: under}
+	c := &batchConn{Conn: under, buffers: newBatchListener(nil).buffers}
 	c.Hold()
 	if n, err := c.Write([]byte("5\r\nline\n\r\n")); n != 10 || err != nil || c.Held() != 10 || under.writes != 0 {
 		t.Fatalf("held write: %d, %v, held %d, %d writes underneath", n, err, c.Held(), under.writes)

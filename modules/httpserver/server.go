@@ -115,7 +115,7 @@ func (s *Server) listen(ctx context.Context, scheme string, cfg config.Listener,
 	}
 	s.listeners = append(s.listeners, l)
 	for i, ln := range sockets {
-		ln := batchListener{ln}
+		ln := newBatchListener(ln)
 		l.done.Add(1)
 		go func() {
 			defer l.done.Done()
