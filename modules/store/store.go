@@ -43,7 +43,7 @@ type Store struct {
 	// unreachable is set while a shared backend cannot be reached.
 	unreachable atomic.Bool
 	// shared tells that other nodes write the backend too.
-	shared bool
+	shared  bool
 	size    sizeCache
 	recent  *window   // the latest durable records, for readers near the head
 	schemas *registry // the committed schemas by event type
