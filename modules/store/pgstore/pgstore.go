@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.uber.org/zap"
 
@@ -44,6 +45,10 @@ type Backend struct {
 	instance  string // the payload of this backend's notifications
 	changes   chan struct{}
 	listener  *listener
+
+	// commitHook, set by tests, runs before ("send") and after ("sent") a
+	// commit's statements are sent.
+	commitHook func(phase string, conn *pgconn.PgConn)
 
 	commitRetries atomic.Uint64
 	resolved      atomic.Uint64

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/eventstore-service/eventstore/modules/store"
@@ -88,15 +89,21 @@ func (t *tx) Commit(records []store.Written, head store.Head, schemas []store.Sc
 	batch := commitBatch(records, head, schemas, t.b.instance)
 	ctx, cancel := timeout()
 	defer cancel()
-	err := t.conn.SendBatch(ctx, batch).Close()
+	t.b.hook("send", t.conn)
+	results := t.conn.SendBatch(ctx, batch)
+	t.b.hook("sent", t.conn)
+	failed, err := execAll(results, batch.Len())
 	conn := t.conn
 	t.conn = nil
-	if err == nil {
+	var pgErr *pgconn.PgError
+	switch {
+	case err == nil:
 		conn.Release()
 		return nil
-	}
-	if pg := conn.Conn().PgConn(); !pg.IsClosed() && pg.TxStatus() != 'I' {
-		// The server answered, with an error before COMMIT: nothing is stored.
+	case failed < batch.Len()-1 && errors.As(err, &pgErr):
+		// The server answered a statement before COMMIT with an error and
+		// skipped the rest: nothing is stored. The pool drops the
+		// connection, which is not idle.
 		conn.Release()
 		err = wrap(err, "commit")
 		if errors.Is(err, store.ErrUnavailable) {
@@ -107,6 +114,25 @@ func (t *tx) Commit(records []store.Written, head store.Head, schemas []store.Sc
 	_ = conn.Conn().Close(ctx)
 	conn.Release()
 	return t.b.resolve(marker{records: records, head: head, schemas: schemas}, err)
+}
+
+// execAll reads the results of the n statements of a batch and returns the
+// first error and the index of its statement (n-1 for an error after all).
+func execAll(results pgx.BatchResults, n int) (int, error) {
+	for i := 0; i < n; i++ {
+		if _, err := results.Exec(); err != nil {
+			_ = results.Close()
+			return i, err
+		}
+	}
+	return n - 1, results.Close()
+}
+
+// hook calls the test's commit hook, if any, at phase of a commit.
+func (b *Backend) hook(phase string, conn *pgxpool.Conn) {
+	if b.commitHook != nil {
+		b.commitHook(phase, conn.Conn().PgConn())
+	}
 }
 
 // commitBatch queues the statements of a commit, COMMIT included.
@@ -163,7 +189,7 @@ func distinct(records []store.Written) (subjects, types []string) {
 const (
 	resolveWait    = 50 * time.Millisecond
 	resolveMaxWait = 2 * time.Second
-	resolveTimeout = 5 * time.Minute
+	resolveTimeout = 2 * time.Minute
 )
 
 // marker is what a group's transaction leaves when it commits: its first
