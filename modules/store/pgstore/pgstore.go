@@ -132,7 +132,14 @@ func poolConfig(url string, opts Options) (*pgxpool.Config, error) {
 	params["application_name"] = "eventstore"
 	// A node that vanished mid-commit must not hold the head lock for long.
 	params["idle_in_transaction_session_timeout"] = "60s"
-	// Ranges of ids and subjects: plan each statement for its parameters.
+	// Every read is a page that continues after a key: it must come from
+	// an index scan in key order, never from a bitmap scan or a sort of
+	// every match (per page), which stale statistics make look cheap. A
+	// range of subjects (a subtree, a prefix) then walks the primary key
+	// and filters: one pass over the ids, whatever the statistics say.
+	params["enable_bitmapscan"] = "off"
+	params["enable_sort"] = "off"
+	// Plan each statement for its parameters.
 	params["plan_cache_mode"] = "force_custom_plan"
 	cfg.AfterConnect = checkSession
 	return cfg, nil
