@@ -164,3 +164,13 @@ func databaseOf(url string) string {
 	path := url[strings.LastIndex(url, "/")+1:]
 	return path[:strings.Index(path, "?")]
 }
+
+func TestDescribeShowsNoPassword(t *testing.T) {
+	hosts, database := pgstore.Describe("postgres://app:s3cret@db1:5432,db2:5433/events?target_session_attrs=read-write")
+	if hosts != "db1:5432,db2:5433" || database != "events" {
+		t.Fatalf("Describe: hosts %q, database %q", hosts, database)
+	}
+	if err := pgstore.CheckURL("postgres://app:s3cret@db1/events"); err != nil {
+		t.Fatal(err)
+	}
+}
