@@ -40,8 +40,11 @@ func (c *Config) loadStorage(src Source) error {
 			return fmt.Errorf("--%s cannot be used with --%s %s, which keeps no data directory", f.flag, FlagStorageBackend, BackendPostgres)
 		}
 	}
+	if url == "" && file == "" {
+		return fmt.Errorf("--%s %s needs --%s or --%s", FlagStorageBackend, BackendPostgres, FlagPostgresURL, FlagPostgresURLFile)
+	}
 	var err error
-	if c.PostgresURL, err = loadURL(url, file); err != nil {
+	if c.PostgresURL, err = LoadPostgresURL(url, file); err != nil {
 		return err
 	}
 	c.PostgresMaxConnections = src.Int(FlagPostgresMaxConnections)
@@ -51,9 +54,10 @@ func (c *Config) loadStorage(src Source) error {
 	return nil
 }
 
-// loadURL returns the URL of exactly one of the flags; its errors never
-// quote the URL, which may hold a password.
-func loadURL(url, file string) (string, error) {
+// LoadPostgresURL returns the URL of --postgres-url or, read from the
+// file, of --postgres-url-file: exactly one of them must be set. Its errors
+// never quote the URL, which may hold a password.
+func LoadPostgresURL(url, file string) (string, error) {
 	flag := FlagPostgresURL
 	switch {
 	case url != "" && file != "":
@@ -67,7 +71,7 @@ func loadURL(url, file string) (string, error) {
 			return "", fmt.Errorf("--%s: the file %s holds no URL", FlagPostgresURLFile, file)
 		}
 	case strings.TrimSpace(url) == "":
-		return "", fmt.Errorf("--%s %s needs --%s or --%s", FlagStorageBackend, BackendPostgres, FlagPostgresURL, FlagPostgresURLFile)
+		return "", fmt.Errorf("set --%s or --%s", FlagPostgresURL, FlagPostgresURLFile)
 	}
 	if err := pgstore.CheckURL(url); err != nil {
 		return "", fmt.Errorf("--%s: %v (the value is not shown: it may hold a password)", flag, err)
