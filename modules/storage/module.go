@@ -29,7 +29,9 @@ func Module(cfg config.Config) fx.Option {
 		fx.Provide(
 			NewMetrics,
 			fx.Annotate(
-				func(open store.Opener, log *zap.Logger, m *Metrics) *store.Store { return store.New(open, log.Named("store"), m) },
+				func(open store.Opener, log *zap.Logger, m *Metrics) *store.Store {
+					return store.New(open, log.Named("store"), m)
+				},
 				fx.OnStart(func(ctx context.Context, s *store.Store) error { return s.Start(ctx) }),
 				fx.OnStop(func(ctx context.Context, s *store.Store) error { return s.Close(ctx) }),
 			),
