@@ -2,7 +2,6 @@ package pgstore_test
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"testing"
 
@@ -18,13 +17,7 @@ import (
 // pg is the cluster of the tests that need no cluster of their own.
 var pg pgtest.Shared
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if err := pg.Close(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(pg.Run(m)) }
 
 // opener opens the backend of the database at url.
 func opener(url string) store.Opener {

@@ -48,6 +48,13 @@ func Each(t *testing.T, pg *pgtest.Shared, fn func(t *testing.T, b Backend)) {
 	}
 }
 
+// EachB runs fn as a sub-benchmark on Pebble and on PostgreSQL (cluster pg).
+func EachB(b *testing.B, pg *pgtest.Shared, fn func(b *testing.B, be Backend)) {
+	for _, be := range []Backend{Pebble, Postgres(pg)} {
+		b.Run(be.Name, func(b *testing.B) { fn(b, be) })
+	}
+}
+
 // Start returns a store started on open, closed when the test ends (unless
 // the test closed it).
 func Start(t testing.TB, open store.Opener) *store.Store {

@@ -3,6 +3,7 @@ package pgtest
 import (
 	"context"
 	"fmt"
+	"os"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -63,6 +64,16 @@ func (s *Shared) Database(t testing.TB) string {
 		t.Fatal(err)
 	}
 	return url
+}
+
+// Run runs the tests of m and then removes the shared cluster: call it as
+// os.Exit(shared.Run(m)) from TestMain.
+func (s *Shared) Run(m *testing.M) int {
+	code := m.Run()
+	if err := s.Close(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+	}
+	return code
 }
 
 // Close removes the shared cluster if it was started.
