@@ -18,7 +18,6 @@ import (
 
 	"github.com/eventstore-service/eventstore/modules/auth"
 	"github.com/eventstore-service/eventstore/modules/config"
-	"github.com/eventstore-service/eventstore/modules/datadir"
 	"github.com/eventstore-service/eventstore/modules/envelope"
 	"github.com/eventstore-service/eventstore/modules/eventapi"
 	"github.com/eventstore-service/eventstore/modules/health"
@@ -128,8 +127,7 @@ func runService(c *cli.Context) error {
 		logging.Module(log),
 		metrics.Module,
 		envelope.Module,
-		datadir.Module,
-		storage.Module,
+		storage.Module(cfg), // with the data directory on Pebble
 		eventapi.Module,
 		opsapi.Module,
 		auth.Module,

@@ -39,9 +39,18 @@ type Listener struct {
 type Config struct {
 	// APIToken is the single bearer token clients must present. Never log it.
 	APIToken string
-	// DataDirectory is the persistent data directory; empty when Temporary.
+	// StorageBackend is BackendPebble or BackendPostgres.
+	StorageBackend string
+	// PostgresURL is the connection URL of BackendPostgres. It holds a
+	// password: never log it (pgstore.Describe gives hosts and database).
+	PostgresURL string
+	// PostgresMaxConnections is the pool size of BackendPostgres.
+	PostgresMaxConnections int
+	// DataDirectory is the persistent data directory of BackendPebble;
+	// empty when Temporary.
 	DataDirectory string
-	// DataDirectoryTemporary selects a new temporary directory removed on shutdown.
+	// DataDirectoryTemporary selects a new temporary directory removed on
+	// shutdown (BackendPebble).
 	DataDirectoryTemporary bool
 	// HTTP is the plain HTTP listener.
 	HTTP Listener
@@ -113,7 +122,7 @@ func Load(src Source) (Config, error) {
 	if cfg.APIToken, err = loadToken(src.String(FlagAPIToken), src.String(FlagAPITokenFile)); err != nil {
 		return Config{}, err
 	}
-	if err := cfg.checkDataDirectory(); err != nil {
+	if err := cfg.loadStorage(src); err != nil {
 		return Config{}, err
 	}
 	if err := cfg.checkListeners(); err != nil {

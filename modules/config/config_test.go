@@ -61,7 +61,7 @@ func TestLoadDefaults(t *testing.T) {
 		cfg.MaxRequestSize != want.MaxRequestSize || cfg.MaxEventSize != want.MaxEventSize ||
 		cfg.EventQLMemoryLimit != want.EventQLMemoryLimit || cfg.EventQLPreconditionTimeout != want.EventQLPreconditionTimeout ||
 		cfg.EventQLQueryTimeout != time.Minute || cfg.MaxStreams != 4096 || cfg.MaxQueries != 8 ||
-		cfg.WithUI || cfg.SigningKey != nil || cfg.Certificate != nil {
+		cfg.WithUI || cfg.SigningKey != nil || cfg.Certificate != nil || cfg.StorageBackend != BackendPebble || cfg.PostgresURL != "" {
 		t.Fatalf("defaults:\n got %+v\nwant %+v", cfg, want)
 	}
 }
@@ -125,6 +125,8 @@ func TestLoadRejects(t *testing.T) {
 	writeECDSAKey(t, rsaLike)
 	base := []string{"--data-directory-temporary", "--http-enabled", "--https-enabled=false"}
 	withToken := append([]string{"--api-token=secret"}, base...)
+	pgBase := []string{"--api-token=secret", "--http-enabled", "--https-enabled=false"}
+	const pgURL = "postgres://app:s3cret@db:5432/events"
 
 	cases := []struct {
 		name string
@@ -156,6 +158,16 @@ func TestLoadRejects(t *testing.T) {
 		{"tiny memory limit", append([]string{"--memory-limit=1MiB"}, withToken...), "--memory-limit must be at least 64MiB, got 1MiB"},
 		{"wrong signing key type", append([]string{"--signing-key-file=" + rsaLike}, withToken...), "an Ed25519 key is required"},
 		{"signing key not PEM", append([]string{"--signing-key-file=" + emptyFile}, withToken...), "no PEM"},
+		{"unknown backend", append([]string{"--storage-backend=mysql"}, withToken...), `--storage-backend must be pebble or postgres, got "mysql"`},
+		{"URL with pebble", append([]string{"--postgres-url=" + pgURL}, withToken...), "--postgres-url needs --storage-backend postgres"},
+		{"URL file with pebble", append([]string{"--postgres-url-file=" + emptyFile}, withToken...), "--postgres-url-file needs --storage-backend postgres"},
+		{"postgres with a data directory", append([]string{"--storage-backend=postgres", "--postgres-url=" + pgURL}, withToken...), "--data-directory-temporary cannot be used with --storage-backend postgres"},
+		{"postgres with a data directory path", append([]string{"--storage-backend=postgres", "--postgres-url=" + pgURL, "--data-directory=" + dir}, pgBase...), "--data-directory cannot be used with --storage-backend postgres"},
+		{"postgres without URL", append([]string{"--storage-backend=postgres"}, pgBase...), "--storage-backend postgres needs --postgres-url or --postgres-url-file"},
+		{"both URLs", append([]string{"--storage-backend=postgres", "--postgres-url=" + pgURL, "--postgres-url-file=" + emptyFile}, pgBase...), "cannot be combined"},
+		{"empty URL file", append([]string{"--storage-backend=postgres", "--postgres-url-file=" + emptyFile}, pgBase...), "holds no URL"},
+		{"malformed URL", append([]string{"--storage-backend=postgres", "--postgres-url=postgres://app:s3cret@db:port/events"}, pgBase...), "--postgres-url: the PostgreSQL URL is not a valid connection string (the value is not shown"},
+		{"one connection", append([]string{"--storage-backend=postgres", "--postgres-url=" + pgURL, "--postgres-max-connections=1"}, pgBase...), "--postgres-max-connections must be at least 2, got 1"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -163,10 +175,33 @@ func TestLoadRejects(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("Load(%q): got error %v, want one containing %q", tc.args, err, tc.want)
 			}
+			if strings.Contains(err.Error(), "s3cret") {
+				t.Fatalf("the error shows the password: %q", err)
+			}
 			if strings.Contains(err.Error(), "\n") {
 				t.Fatalf("error must be one line, got %q", err)
 			}
 		})
+	}
+}
+
+func TestLoadPostgres(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "url")
+	if err := os.WriteFile(file, []byte("  postgres://app:s3cret@db1,db2/events?target_session_attrs=read-write\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("EVENTSTORE_STORAGE_BACKEND", "postgres")
+	cfg, err := load(t, "--api-token=a", "--http-enabled", "--https-enabled=false", "--postgres-url-file="+file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.StorageBackend != BackendPostgres || cfg.PostgresURL != "postgres://app:s3cret@db1,db2/events?target_session_attrs=read-write" ||
+		cfg.PostgresMaxConnections != 16 || cfg.DataDirectory != "" || cfg.DataDirectoryTemporary {
+		t.Fatalf("postgres mode: %+v", cfg)
+	}
+	cfg, err = load(t, "--api-token=a", "--http-enabled", "--https-enabled=false", "--postgres-url=postgres://db/events", "--postgres-max-connections=4")
+	if err != nil || cfg.PostgresURL != "postgres://db/events" || cfg.PostgresMaxConnections != 4 {
+		t.Fatalf("postgres mode from --postgres-url: %+v %v", cfg, err)
 	}
 }
 

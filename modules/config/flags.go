@@ -35,6 +35,10 @@ const (
 	FlagMaxStreams                 = "max-streams"
 	FlagMaxQueries                 = "max-queries"
 	FlagReadOnly                   = "read-only"
+	FlagStorageBackend             = "storage-backend"
+	FlagPostgresURL                = "postgres-url"
+	FlagPostgresURLFile            = "postgres-url-file"
+	FlagPostgresMaxConnections     = "postgres-max-connections"
 )
 
 // EnvVar returns the environment variable that can set the named flag:
@@ -50,6 +54,10 @@ func Flags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: FlagAPIToken, EnvVars: env(FlagAPIToken), Usage: "the API token clients must present (exactly one of --api-token and --api-token-file)"},
 		&cli.StringFlag{Name: FlagAPITokenFile, EnvVars: env(FlagAPITokenFile), Usage: "read the API token from this file, whitespace-trimmed, once at start"},
+		&cli.StringFlag{Name: FlagStorageBackend, EnvVars: env(FlagStorageBackend), Value: BackendPebble, Usage: "pebble (embedded, in the data directory) or postgres (shared by any number of nodes, no data directory)"},
+		&cli.StringFlag{Name: FlagPostgresURL, EnvVars: env(FlagPostgresURL), Usage: "PostgreSQL connection URL of postgres mode (several hosts with target_session_attrs=read-write follow a failover)"},
+		&cli.StringFlag{Name: FlagPostgresURLFile, EnvVars: env(FlagPostgresURLFile), Usage: "read the PostgreSQL URL from this file, whitespace-trimmed, once at start (exactly one of --postgres-url and --postgres-url-file)"},
+		&cli.IntFlag{Name: FlagPostgresMaxConnections, EnvVars: env(FlagPostgresMaxConnections), Value: 16, Usage: "connections of this node's PostgreSQL pool (at least 2)"},
 		&cli.StringFlag{Name: FlagDataDirectory, EnvVars: env(FlagDataDirectory), Usage: "directory of the persistent data, created 0700 if missing"},
 		&cli.BoolFlag{Name: FlagDataDirectoryTemporary, EnvVars: env(FlagDataDirectoryTemporary), Usage: "use a new temporary data directory, removed on shutdown"},
 		&cli.BoolFlag{Name: FlagHTTPEnabled, EnvVars: env(FlagHTTPEnabled), Usage: "serve plain HTTP (development and trusted networks only)"},

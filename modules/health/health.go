@@ -78,6 +78,10 @@ type Report struct {
 // Description is the report's description of the service.
 const Description = "eventstore event-sourcing database"
 
+// ServiceID returns the id of the service, stable across restarts: created
+// with the data directory, or with the database that the nodes share.
+type ServiceID func() string
+
 // Reporter assembles reports from the contributed checks.
 type Reporter struct {
 	checks       []Check

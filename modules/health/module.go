@@ -6,12 +6,12 @@ import (
 	"go.uber.org/fx"
 
 	"github.com/eventstore-service/eventstore/modules/config"
-	"github.com/eventstore-service/eventstore/modules/datadir"
 	"github.com/eventstore-service/eventstore/modules/lifecycle"
 )
 
 // Module provides the health route. Other modules contribute checks with
-// AsCheck; the module itself contributes "uptime".
+// AsCheck, and the storage module the ServiceID; the module itself
+// contributes "uptime".
 var Module = fx.Module("health",
 	fx.Provide(
 		AsCheck(func() Check { return NewUptimeCheck(time.Now()) }),
@@ -26,6 +26,6 @@ func AsCheck(constructor any) any {
 	return fx.Annotate(constructor, fx.ResultTags(`group:"health.checks"`))
 }
 
-func newReporter(checks []Check, build config.Build, dir *datadir.Dir, state *lifecycle.State) *Reporter {
-	return NewReporter(checks, build.Version, dir.ServiceID, state.ShuttingDown)
+func newReporter(checks []Check, build config.Build, id ServiceID, state *lifecycle.State) *Reporter {
+	return NewReporter(checks, build.Version, id, state.ShuttingDown)
 }

@@ -10,40 +10,75 @@ import (
 	"github.com/eventstore-service/eventstore/modules/config"
 	"github.com/eventstore-service/eventstore/modules/datadir"
 	"github.com/eventstore-service/eventstore/modules/health"
+	"github.com/eventstore-service/eventstore/modules/lifecycle"
 	"github.com/eventstore-service/eventstore/modules/store"
 	"github.com/eventstore-service/eventstore/modules/store/pebblestore"
 )
 
-// Module provides the Store on Pebble in the data directory, opened after
-// the data directory and closed before it, with its metrics and health
-// checks.
-var Module = fx.Module("storage",
-	fx.Provide(
-		NewMetrics,
-		fx.Annotate(
-			func(cfg config.Config, dir *datadir.Dir, log *zap.Logger, m *Metrics) *store.Store {
-				cache, memtable := PebbleMemory(cfg.MemoryLimit)
-				open := func() (store.Backend, error) {
-					b, err := OpenBackend(dir, log.Named("pebble"), pebblestore.Options{CacheSize: cache, MemTableSize: memtable})
-					if err != nil {
-						return nil, err
+// Module returns the storage of cfg's backend: the Store on Pebble in the
+// data directory (opened after the directory, closed before it), or on the
+// PostgreSQL database shared with other nodes; with its metrics, health
+// checks, the service id and the start announcement.
+func Module(cfg config.Config) fx.Option {
+	backend := pebbleBackend
+	if cfg.StorageBackend == config.BackendPostgres {
+		backend = postgresBackend
+	}
+	return fx.Module("storage",
+		backend,
+		fx.Provide(
+			NewMetrics,
+			fx.Annotate(
+				func(open store.Opener, log *zap.Logger, m *Metrics) *store.Store {
+					return store.New(open, log.Named("store"), m)
+				},
+				fx.OnStart(func(ctx context.Context, s *store.Store) error {
+					if err := s.Start(ctx); err != nil {
+						return err
 					}
-					return b, nil
-				}
-				return store.New(open, log.Named("store"), m)
-			},
-			fx.OnStart(func(ctx context.Context, cfg config.Config, s *store.Store) error {
-				if err := s.Start(ctx); err != nil {
-					return err
-				}
-				if cfg.ReadOnly {
-					return s.EnterReadOnly(ctx)
-				}
-				return nil
-			}),
-			fx.OnStop(func(ctx context.Context, s *store.Store) error { return s.Close(ctx) }),
+					if cfg.ReadOnly {
+						return s.EnterReadOnly(ctx)
+					}
+					return nil
+				}),
+				fx.OnStop(func(ctx context.Context, s *store.Store) error { return s.Close(ctx) }),
+			),
+			fx.Annotate(func(s *store.Store) []health.Check { return HealthChecks(s) }, fx.ResultTags(`group:"health.checks,flatten"`)),
+			fx.Annotate(func() lifecycle.Announcement {
+				return func() []zap.Field { return []zap.Field{zap.String("storageBackend", cfg.StorageBackend)} }
+			}, fx.ResultTags(`group:"announcements"`)),
 		),
-		fx.Annotate(func(s *store.Store) []health.Check { return HealthChecks(s) }, fx.ResultTags(`group:"health.checks,flatten"`)),
+		fx.Invoke(func(reg prometheus.Registerer, s *store.Store) error { return RegisterGauges(reg, s) }),
+	)
+}
+
+// pebbleBackend opens Pebble in the data directory, whose service id the
+// service has.
+var pebbleBackend = fx.Options(
+	datadir.Module,
+	fx.Provide(
+		func(cfg config.Config, dir *datadir.Dir, log *zap.Logger) store.Opener {
+			cache, memtable := PebbleMemory(cfg.MemoryLimit)
+			return func() (store.Backend, error) {
+				b, err := OpenBackend(dir, log.Named("pebble"), pebblestore.Options{CacheSize: cache, MemTableSize: memtable})
+				if err != nil {
+					return nil, err
+				}
+				return b, nil
+			}
+		},
+		func(dir *datadir.Dir) health.ServiceID { return dir.ServiceID },
 	),
-	fx.Invoke(func(reg prometheus.Registerer, s *store.Store) error { return RegisterGauges(reg, s) }),
+)
+
+// postgresBackend opens the PostgreSQL database, whose service id the
+// service has, and registers the pool's metrics.
+var postgresBackend = fx.Options(
+	fx.Provide(
+		func(cfg config.Config, log *zap.Logger) *Postgres { return NewPostgres(cfg, log.Named("postgres")) },
+		func(p *Postgres) store.Opener { return p.Open },
+		func(p *Postgres) health.ServiceID { return p.ServiceID },
+		fx.Annotate(func(p *Postgres) lifecycle.Announcement { return p.Announce }, fx.ResultTags(`group:"announcements"`)),
+	),
+	fx.Invoke(func(reg prometheus.Registerer, p *Postgres) error { return p.RegisterMetrics(reg) }),
 )

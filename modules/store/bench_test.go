@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"testing"
 
 	"github.com/eventstore-service/eventstore/modules/event"
@@ -40,25 +41,51 @@ func batchOf(eventType string) []event.Candidate {
 // BenchmarkWriteSingle measures durable writes of one event per request
 // from 64 concurrent writers.
 func BenchmarkWriteSingle(b *testing.B) {
-	s := storetest.Open(b, b.TempDir(), nil)
-	defer storetest.Close(b, s)
-	single := []event.Candidate{{Source: "https://bench", Subject: "/bench/single", Type: "io.example.bench", Data: benchData}}
-	benchWrites(b, s, single, 32)
+	storetest.EachB(b, &pg, func(b *testing.B, be storetest.Backend) {
+		s := storetest.Start(b, be.New(b))
+		single := []event.Candidate{{Source: "https://bench", Subject: "/bench/single", Type: "io.example.bench", Data: benchData}}
+		benchWrites(b, s, single, 32)
+	})
+}
+
+// BenchmarkWriteSingleOnEventID measures durable writes of one event per
+// request from 64 concurrent writers, each on its own subject with
+// isSubjectOnEventId on its previous event.
+func BenchmarkWriteSingleOnEventID(b *testing.B) {
+	storetest.EachB(b, &pg, func(b *testing.B, be storetest.Backend) {
+		s := storetest.Start(b, be.New(b))
+		var writers atomic.Int64
+		b.SetParallelism(32)
+		b.ReportAllocs()
+		b.ResetTimer()
+		b.RunParallel(func(pb *testing.PB) {
+			subject := fmt.Sprintf("/bench/single/%d", writers.Add(1))
+			c := []event.Candidate{{Source: "https://bench", Subject: subject, Type: "io.example.bench", Data: benchData}}
+			records, err := s.Write(context.Background(), c, nil)
+			for pb.Next() && err == nil {
+				pre := []store.Precondition{{Kind: store.SubjectOnEventID, Subject: subject, EventID: records[0].ID}}
+				records, err = s.Write(context.Background(), c, pre)
+			}
+			if err != nil {
+				b.Error(err)
+			}
+		})
+		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
+	})
 }
 
 // BenchmarkWriteBatch100 measures durable writes of 100 events per request
 // from 8 concurrent writers.
 func BenchmarkWriteBatch100(b *testing.B) {
-	s := storetest.Open(b, b.TempDir(), nil)
-	defer storetest.Close(b, s)
-	benchWrites(b, s, batchOf("io.example.bench"), 4)
+	storetest.EachB(b, &pg, func(b *testing.B, be storetest.Backend) {
+		benchWrites(b, storetest.Start(b, be.New(b)), batchOf("io.example.bench"), 4)
+	})
 }
 
 // BenchmarkWriteBatch100Schema is BenchmarkWriteBatch100 on a type bound to
 // a schema that every event matches.
 func BenchmarkWriteBatch100Schema(b *testing.B) {
-	s := storetest.Open(b, b.TempDir(), nil)
-	defer storetest.Close(b, s)
+	s := storetest.Start(b, storetest.Pebble.New(b))
 	sch := mustCompile(b, `{"type":"object","properties":{"amount":{"type":"integer","minimum":0},"currency":{"type":"string","enum":["EUR","USD"]},`+
 		`"customer":{"type":"string","pattern":"^c-[0-9]+$"},"note":{"type":"string","maxLength":200},`+
 		`"items":{"type":"array","items":{"type":"object","properties":{"sku":{"type":"string"},"qty":{"type":"integer","minimum":1}},"required":["sku","qty"]}}},`+
@@ -70,10 +97,14 @@ func BenchmarkWriteBatch100Schema(b *testing.B) {
 }
 
 // BenchmarkReadSubject measures reading one subject of 100,000 events that
-// are interleaved with as many events of other subjects.
+// are interleaved with as many events of other subjects, from storage.
 func BenchmarkReadSubject(b *testing.B) {
-	s := storetest.Open(b, b.TempDir(), nil)
-	defer storetest.Close(b, s)
+	storetest.EachB(b, &pg, func(b *testing.B, be storetest.Backend) {
+		benchReadSubject(b, storetest.Start(b, be.New(b)))
+	})
+}
+
+func benchReadSubject(b *testing.B, s *store.Store) {
 	const n = 100_000
 	batch := make([]event.Candidate, 1000)
 	for written := 0; written < 2*n; written += len(batch) {

@@ -34,118 +34,126 @@ func within(base, subject string) bool {
 // concurrent writers, so that group commits mix requests and postings hold
 // many ids, and compares hundreds of random reads with a naive model.
 func TestReadMatchesModel(t *testing.T) {
-	for seed := uint64(1); seed <= 4; seed++ {
-		t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) {
-			rng := rand.New(rand.NewPCG(seed, 99))
-			s := storetest.Open(t, t.TempDir(), nil)
-			defer storetest.Close(t, s)
+	storetest.Each(t, &pg, func(t *testing.T, b storetest.Backend) {
+		for seed := uint64(1); seed <= 4; seed++ {
+			t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) {
+				rng := rand.New(rand.NewPCG(seed, 99))
+				open := b.New(t)
+				s := storetest.Start(t, open)
 
-			var (
-				mu    sync.Mutex
-				model []modelEvent
-				wg    sync.WaitGroup
-				errs  = make(chan error, 8)
-				seeds = []uint64{rng.Uint64(), rng.Uint64(), rng.Uint64(), rng.Uint64()}
-			)
-			for w := range seeds {
-				wg.Add(1)
-				go func(r *rand.Rand) {
-					defer wg.Done()
-					for b := 0; b < 40; b++ {
-						batch := make([]event.Candidate, 1+r.IntN(12))
-						for i := range batch {
-							batch[i] = candidate(modelSubjects[r.IntN(len(modelSubjects))], modelTypes[r.IntN(len(modelTypes))], `{}`)
+				var (
+					mu    sync.Mutex
+					model []modelEvent
+					wg    sync.WaitGroup
+					errs  = make(chan error, 8)
+					seeds = []uint64{rng.Uint64(), rng.Uint64(), rng.Uint64(), rng.Uint64()}
+				)
+				for w := range seeds {
+					wg.Add(1)
+					go func(r *rand.Rand) {
+						defer wg.Done()
+						for b := 0; b < 40; b++ {
+							batch := make([]event.Candidate, 1+r.IntN(12))
+							for i := range batch {
+								batch[i] = candidate(modelSubjects[r.IntN(len(modelSubjects))], modelTypes[r.IntN(len(modelTypes))], `{}`)
+							}
+							records, err := s.Write(context.Background(), batch, nil)
+							if err != nil {
+								errs <- err
+								return
+							}
+							mu.Lock()
+							for i, rec := range records {
+								model = append(model, modelEvent{rec.ID, batch[i].Subject, batch[i].Type})
+							}
+							mu.Unlock()
 						}
-						records, err := s.Write(context.Background(), batch, nil)
-						if err != nil {
-							errs <- err
-							return
-						}
-						mu.Lock()
-						for i, rec := range records {
-							model = append(model, modelEvent{rec.ID, batch[i].Subject, batch[i].Type})
-						}
-						mu.Unlock()
-					}
-				}(rand.New(rand.NewPCG(seeds[w], 1)))
-			}
-			wg.Wait()
-			close(errs)
-			for err := range errs {
-				t.Fatal(err)
-			}
-			slices.SortFunc(model, func(a, b modelEvent) int { return int(a.id) - int(b.id) })
-			n := uint64(len(model))
-
-			for q := 0; q < 400; q++ {
-				opts := store.ReadOptions{
-					Subject:    querySubjects[rng.IntN(len(querySubjects))],
-					Recursive:  rng.IntN(2) == 0,
-					Descending: rng.IntN(2) == 0,
+					}(rand.New(rand.NewPCG(seeds[w], 1)))
 				}
-				bound := func() *store.Bound {
-					if rng.IntN(3) == 0 {
-						return nil
-					}
-					return &store.Bound{ID: rng.Uint64N(n + 5), Inclusive: rng.IntN(2) == 0}
-				}
-				opts.Lower, opts.Upper = bound(), bound()
-				if rng.IntN(3) == 0 {
-					opts.FromLatest = &store.FromLatest{
-						Subject:        querySubjects[rng.IntN(len(querySubjects))],
-						Type:           modelTypes[rng.IntN(len(modelTypes))],
-						ReadEverything: rng.IntN(2) == 0,
-					}
-				}
-				it, err := s.Read(opts)
-				if err != nil {
+				wg.Wait()
+				close(errs)
+				for err := range errs {
 					t.Fatal(err)
 				}
-				got := ids(t, it)
-				if want := modelRead(model, opts); got != want {
-					t.Fatalf("query %d %+v (lower %v upper %v from %v):\n got %s\nwant %s", q, opts, opts.Lower, opts.Upper, opts.FromLatest, got, want)
-				}
-			}
+				slices.SortFunc(model, func(a, b modelEvent) int { return int(a.id) - int(b.id) })
+				n := uint64(len(model))
 
-			for q := 0; q < 200; q++ {
-				// Scans by type, by subject and type, and by subject (served
-				// from the live window, as the whole model fits into it).
-				sc := store.Scan{Type: modelTypes[rng.IntN(len(modelTypes))], From: rng.Uint64N(n + 2), To: rng.Uint64N(n + 2), Descending: rng.IntN(2) == 0}
-				switch rng.IntN(3) {
-				case 0:
-					sc.Subject = querySubjects[rng.IntN(len(querySubjects))]
-				case 1:
-					sc.Subject, sc.Type, sc.Recursive = querySubjects[rng.IntN(len(querySubjects))], "", rng.IntN(2) == 0
-				}
-				var want []string
-				for _, e := range model {
-					subjectOK := sc.Subject == "" || e.subject == sc.Subject || (sc.Recursive && within(sc.Subject, e.subject))
-					if (sc.Type == "" || e.kind == sc.Type) && subjectOK && e.id >= sc.From && e.id <= sc.To {
-						want = append(want, fmt.Sprint(e.id))
+				for _, served := range []string{"window", "storage"} {
+					if served == "storage" {
+						// A restart empties the live window: storage serves every read.
+						storetest.Close(t, s)
+						s = storetest.Start(t, open)
 					}
-				}
-				if sc.Descending {
-					slices.Reverse(want)
-				}
-				if got := ids(t, s.Scan(sc)); got != strings.Join(want, ",") {
-					t.Fatalf("scan %+v:\n got %s\nwant %s", sc, got, strings.Join(want, ","))
-				}
-			}
+					for q := 0; q < 400; q++ {
+						opts := store.ReadOptions{
+							Subject:    querySubjects[rng.IntN(len(querySubjects))],
+							Recursive:  rng.IntN(2) == 0,
+							Descending: rng.IntN(2) == 0,
+						}
+						bound := func() *store.Bound {
+							if rng.IntN(3) == 0 {
+								return nil
+							}
+							return &store.Bound{ID: rng.Uint64N(n + 5), Inclusive: rng.IntN(2) == 0}
+						}
+						opts.Lower, opts.Upper = bound(), bound()
+						if rng.IntN(3) == 0 {
+							opts.FromLatest = &store.FromLatest{
+								Subject:        querySubjects[rng.IntN(len(querySubjects))],
+								Type:           modelTypes[rng.IntN(len(modelTypes))],
+								ReadEverything: rng.IntN(2) == 0,
+							}
+						}
+						it, err := s.Read(opts)
+						if err != nil {
+							t.Fatal(err)
+						}
+						got := ids(t, it)
+						if want := modelRead(model, opts); got != want {
+							t.Fatalf("%s: query %d %+v (lower %v upper %v from %v):\n got %s\nwant %s", served, q, opts, opts.Lower, opts.Upper, opts.FromLatest, got, want)
+						}
+					}
 
-			for _, subject := range querySubjects {
-				for _, kind := range append([]string{""}, modelTypes...) {
-					got, found, err := s.LatestID(subject, kind)
-					if err != nil {
-						t.Fatal(err)
+					for q := 0; q < 200; q++ {
+						// Scans by type, by subject and type, and by subject.
+						sc := store.Scan{Type: modelTypes[rng.IntN(len(modelTypes))], From: rng.Uint64N(n + 2), To: rng.Uint64N(n + 2), Descending: rng.IntN(2) == 0}
+						switch rng.IntN(3) {
+						case 0:
+							sc.Subject = querySubjects[rng.IntN(len(querySubjects))]
+						case 1:
+							sc.Subject, sc.Type, sc.Recursive = querySubjects[rng.IntN(len(querySubjects))], "", rng.IntN(2) == 0
+						}
+						var want []string
+						for _, e := range model {
+							subjectOK := sc.Subject == "" || e.subject == sc.Subject || (sc.Recursive && within(sc.Subject, e.subject))
+							if (sc.Type == "" || e.kind == sc.Type) && subjectOK && e.id >= sc.From && e.id <= sc.To {
+								want = append(want, fmt.Sprint(e.id))
+							}
+						}
+						if sc.Descending {
+							slices.Reverse(want)
+						}
+						if got := ids(t, s.Scan(sc)); got != strings.Join(want, ",") {
+							t.Fatalf("%s: scan %+v:\n got %s\nwant %s", served, sc, got, strings.Join(want, ","))
+						}
 					}
-					want, wantFound := modelLatest(model, subject, kind, n)
-					if found != wantFound || got != want {
-						t.Fatalf("LatestID(%s, %q) = %d %v, want %d %v", subject, kind, got, found, want, wantFound)
+
+					for _, subject := range querySubjects {
+						for _, kind := range append([]string{""}, modelTypes...) {
+							got, found, err := s.LatestID(subject, kind)
+							if err != nil {
+								t.Fatal(err)
+							}
+							want, wantFound := modelLatest(model, subject, kind, n)
+							if found != wantFound || got != want {
+								t.Fatalf("%s: LatestID(%s, %q) = %d %v, want %d %v", served, subject, kind, got, found, want, wantFound)
+							}
+						}
 					}
 				}
-			}
-		})
-	}
+			})
+		}
+	})
 }
 
 func modelLatest(model []modelEvent, subject, kind string, limit uint64) (uint64, bool) {

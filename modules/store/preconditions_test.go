@@ -8,6 +8,7 @@ import (
 
 	"github.com/eventstore-service/eventstore/modules/event"
 	"github.com/eventstore-service/eventstore/modules/store"
+	"github.com/eventstore-service/eventstore/modules/store/storetest"
 )
 
 // subjectCondition is a query precondition that reads one subject: only
@@ -36,83 +37,89 @@ func writeIf(s *store.Store, subject string, c store.Condition) <-chan error {
 }
 
 func TestConditionIsEvaluatedOutsideTheWriter(t *testing.T) {
-	s := libraryStore(t) // events 0..6
-	entered, gate := make(chan struct{}), make(chan struct{})
-	c := &subjectCondition{subject: "/slow", evaluate: func(call int32, v *store.View) bool {
-		if call == 1 {
-			close(entered)
-			<-gate // a slow query
+	storetest.Each(t, &pg, func(t *testing.T, b storetest.Backend) {
+		s := libraryStore(t, b) // events 0..6
+		entered, gate := make(chan struct{}), make(chan struct{})
+		c := &subjectCondition{subject: "/slow", evaluate: func(call int32, v *store.View) bool {
+			if call == 1 {
+				close(entered)
+				<-gate // a slow query
+			}
+			return true
+		}}
+		done := writeIf(s, "/slow", c)
+		<-entered
+		// The writer is free: an unrelated write commits while the query runs.
+		start := time.Now()
+		write(t, s, candidate("/other", lib+"x", `{}`))
+		if took := time.Since(start); took > 2*time.Second {
+			t.Fatalf("an unrelated write took %v while a query precondition ran", took)
 		}
-		return true
-	}}
-	done := writeIf(s, "/slow", c)
-	<-entered
-	// The writer is free: an unrelated write commits while the query runs.
-	start := time.Now()
-	write(t, s, candidate("/other", lib+"x", `{}`))
-	if took := time.Since(start); took > 2*time.Second {
-		t.Fatalf("an unrelated write took %v while a query precondition ran", took)
-	}
-	close(gate)
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	if n := c.calls.Load(); n != 1 {
-		t.Fatalf("the condition was evaluated %d times; a write it does not read must not invalidate it", n)
-	}
-	if s.Durable() != 9 {
-		t.Fatalf("%d events, want 9", s.Durable())
-	}
+		close(gate)
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		if n := c.calls.Load(); n != 1 {
+			t.Fatalf("the condition was evaluated %d times; a write it does not read must not invalidate it", n)
+		}
+		if s.Durable() != 9 {
+			t.Fatalf("%d events, want 9", s.Durable())
+		}
+	})
 }
 
 func TestStaleVerdictIsDecidedAgain(t *testing.T) {
-	s := libraryStore(t)
-	entered, gate := make(chan struct{}), make(chan struct{})
-	var counts []uint64
-	c := &subjectCondition{subject: "/hot", evaluate: func(call int32, v *store.View) bool {
-		counts = append(counts, v.Count())
-		if call == 1 {
-			close(entered)
-			<-gate
+	storetest.Each(t, &pg, func(t *testing.T, b storetest.Backend) {
+		s := libraryStore(t, b)
+		entered, gate := make(chan struct{}), make(chan struct{})
+		var counts []uint64
+		c := &subjectCondition{subject: "/hot", evaluate: func(call int32, v *store.View) bool {
+			counts = append(counts, v.Count())
+			if call == 1 {
+				close(entered)
+				<-gate
+			}
+			return v.Count() == 8 // holds only once the other write is in
+		}}
+		done := writeIf(s, "/hot", c)
+		<-entered
+		write(t, s, candidate("/hot", lib+"x", `{}`)) // id 7: changes what the condition reads
+		close(gate)
+		if err := <-done; err != nil {
+			t.Fatalf("the condition, evaluated again on the new state, holds: %v", err)
 		}
-		return v.Count() == 8 // holds only once the other write is in
-	}}
-	done := writeIf(s, "/hot", c)
-	<-entered
-	write(t, s, candidate("/hot", lib+"x", `{}`)) // id 7: changes what the condition reads
-	close(gate)
-	if err := <-done; err != nil {
-		t.Fatalf("the condition, evaluated again on the new state, holds: %v", err)
-	}
-	if len(counts) != 2 || counts[0] != 7 || counts[1] != 8 {
-		t.Fatalf("the condition saw counts %v, want [7 8]", counts)
-	}
+		if len(counts) != 2 || counts[0] != 7 || counts[1] != 8 {
+			t.Fatalf("the condition saw counts %v, want [7 8]", counts)
+		}
+	})
 }
 
 func TestConditionUnderSteadyConflictsIsDecidedByTheWriter(t *testing.T) {
-	s := libraryStore(t)
-	var counts []uint64
-	var inWriter bool
-	c := &subjectCondition{subject: "/hot", evaluate: func(call int32, v *store.View) bool {
-		counts = append(counts, v.Count())
-		if int(call) <= store.ConditionRounds {
-			// Every verdict made outside the writer goes stale at once.
-			write(t, s, candidate("/hot", lib+"x", `{}`))
-		} else {
-			inWriter = v.Count() == s.Durable()
+	storetest.Each(t, &pg, func(t *testing.T, b storetest.Backend) {
+		s := libraryStore(t, b)
+		var counts []uint64
+		var inWriter bool
+		c := &subjectCondition{subject: "/hot", evaluate: func(call int32, v *store.View) bool {
+			counts = append(counts, v.Count())
+			if int(call) <= store.ConditionRounds {
+				// Every verdict made outside the writer goes stale at once.
+				write(t, s, candidate("/hot", lib+"x", `{}`))
+			} else {
+				inWriter = v.Count() == s.Durable()
+			}
+			return true
+		}}
+		if err := <-writeIf(s, "/hot", c); err != nil {
+			t.Fatal(err)
 		}
-		return true
-	}}
-	if err := <-writeIf(s, "/hot", c); err != nil {
-		t.Fatal(err)
-	}
-	if len(counts) != store.ConditionRounds+1 || !inWriter {
-		t.Fatalf("evaluated on counts %v (writer round on the committed state: %v), want %d rounds outside and one in the writer",
-			counts, inWriter, store.ConditionRounds)
-	}
-	if last := counts[len(counts)-1]; last != 7+uint64(store.ConditionRounds) || s.Durable() != last+1 {
-		t.Fatalf("the writer evaluated on %d events and committed to %d", last, s.Durable())
-	}
+		if len(counts) != store.ConditionRounds+1 || !inWriter {
+			t.Fatalf("evaluated on counts %v (writer round on the committed state: %v), want %d rounds outside and one in the writer",
+				counts, inWriter, store.ConditionRounds)
+		}
+		if last := counts[len(counts)-1]; last != 7+uint64(store.ConditionRounds) || s.Durable() != last+1 {
+			t.Fatalf("the writer evaluated on %d events and committed to %d", last, s.Durable())
+		}
+	})
 }
 
 // TestVerdictCarriedOverManyWrites writes more events than the live window
@@ -120,29 +127,31 @@ func TestConditionUnderSteadyConflictsIsDecidedByTheWriter(t *testing.T) {
 // reads, so its verdict is carried over them (outside the writer) and the
 // condition is evaluated once.
 func TestVerdictCarriedOverManyWrites(t *testing.T) {
-	s := libraryStore(t)
-	entered, gate := make(chan struct{}), make(chan struct{})
-	c := &subjectCondition{subject: "/slow", evaluate: func(call int32, v *store.View) bool {
-		if call == 1 {
-			close(entered)
-			<-gate
+	storetest.Each(t, &pg, func(t *testing.T, b storetest.Backend) {
+		s := libraryStore(t, b)
+		entered, gate := make(chan struct{}), make(chan struct{})
+		c := &subjectCondition{subject: "/slow", evaluate: func(call int32, v *store.View) bool {
+			if call == 1 {
+				close(entered)
+				<-gate
+			}
+			return true
+		}}
+		done := writeIf(s, "/slow", c)
+		<-entered
+		batch := make([]event.Candidate, 1000)
+		for i := range batch {
+			batch[i] = candidate("/other", lib+"x", `{}`)
 		}
-		return true
-	}}
-	done := writeIf(s, "/slow", c)
-	<-entered
-	batch := make([]event.Candidate, 1000)
-	for i := range batch {
-		batch[i] = candidate("/other", lib+"x", `{}`)
-	}
-	for range 12 { // 12,000 events: more than the window holds
-		write(t, s, batch...)
-	}
-	close(gate)
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	if n := c.calls.Load(); n != 1 {
-		t.Fatalf("the condition was evaluated %d times", n)
-	}
+		for range 12 { // 12,000 events: more than the window holds
+			write(t, s, batch...)
+		}
+		close(gate)
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		if n := c.calls.Load(); n != 1 {
+			t.Fatalf("the condition was evaluated %d times", n)
+		}
+	})
 }

@@ -3,6 +3,7 @@ package store
 import (
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/eventstore-service/eventstore/modules/event"
 	"github.com/eventstore-service/eventstore/modules/schema"
@@ -122,6 +123,11 @@ func (it *viewSubjects) Close() error {
 	}
 	return it.err
 }
+
+// TreeKey returns subject with every "/" turned into 0x01: tree keys in
+// byte order are their subjects in tree order (treeLess), for backends that
+// keep subjects sorted by a key.
+func TreeKey(subject string) string { return strings.ReplaceAll(subject, "/", "\x01") }
 
 // treeLess orders subjects depth-first with siblings by segment byte
 // order: as bytes, with "/" below every other byte.

@@ -43,68 +43,72 @@ func viewTypes(t *testing.T, v *store.View) string {
 }
 
 func TestSubjectPrefixScans(t *testing.T) {
-	dir := t.TempDir()
-	s := storetest.Open(t, dir, nil)
-	for _, subject := range []string{"/books/42", "/books/4", "/books/7", "/books/42/notes", "/books", "/books/45/x", "/bookshelf", "/readers/4"} {
-		write(t, s, candidate(subject, lib+"x", `{}`))
-	}
-	cases := map[string]string{
-		"/books/4":   "0,1,3,5",
-		"/books/":    "0,1,2,3,5",
-		"/books":     "0,1,2,3,4,5,6",
-		"/books/42":  "0,3",
-		"/b":         "0,1,2,3,4,5,6",
-		"/":          "0,1,2,3,4,5,6,7",
-		"/x":         "",
-		"/books\x01": "",
-	}
-	check := func(where string) {
-		for prefix, want := range cases {
-			if got := ids(t, s.Scan(store.Scan{SubjectPrefix: prefix, From: 0, To: math.MaxUint64})); got != want {
-				t.Errorf("%s: prefix %q: got %q, want %q", where, prefix, got, want)
+	storetest.Each(t, &pg, func(t *testing.T, b storetest.Backend) {
+		open := b.New(t)
+		s := storetest.Start(t, open)
+		for _, subject := range []string{"/books/42", "/books/4", "/books/7", "/books/42/notes", "/books", "/books/45/x", "/bookshelf", "/readers/4"} {
+			write(t, s, candidate(subject, lib+"x", `{}`))
+		}
+		cases := map[string]string{
+			"/books/4":   "0,1,3,5",
+			"/books/":    "0,1,2,3,5",
+			"/books":     "0,1,2,3,4,5,6",
+			"/books/42":  "0,3",
+			"/b":         "0,1,2,3,4,5,6",
+			"/":          "0,1,2,3,4,5,6,7",
+			"/x":         "",
+			"/books\x01": "",
+		}
+		check := func(where string) {
+			for prefix, want := range cases {
+				if got := ids(t, s.Scan(store.Scan{SubjectPrefix: prefix, From: 0, To: math.MaxUint64})); got != want {
+					t.Errorf("%s: prefix %q: got %q, want %q", where, prefix, got, want)
+				}
+			}
+			if got := ids(t, s.Scan(store.Scan{SubjectPrefix: "/books/4", From: 1, To: 4, Descending: true})); got != "3,1" {
+				t.Errorf("%s: bounded descending prefix scan: got %q", where, got)
 			}
 		}
-		if got := ids(t, s.Scan(store.Scan{SubjectPrefix: "/books/4", From: 1, To: 4, Descending: true})); got != "3,1" {
-			t.Errorf("%s: bounded descending prefix scan: got %q", where, got)
-		}
-	}
-	check("window")
-	storetest.Close(t, s)
-	s = storetest.Open(t, dir, nil) // the window is empty after a restart: storage serves
-	defer storetest.Close(t, s)
-	check("storage")
+		check("window")
+		storetest.Close(t, s)
+		s = storetest.Start(t, open) // the window is empty after a restart: storage serves
+		defer storetest.Close(t, s)
+		check("storage")
+	})
 }
 
 func TestViewIsASnapshot(t *testing.T) {
-	s := libraryStore(t)
-	v := s.View()
-	sch, err := schema.Compile([]byte(`{"type":"object","properties":{},"required":[],"additionalProperties":false}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.RegisterSchema(context.Background(), lib+"book-lost", sch); err != nil {
-		t.Fatal(err)
-	}
-	write(t, s, candidate("/shelves/1", lib+"shelf-built", `{}`), candidate("/books/42", lib+"book-lost", `{}`))
-	if got, want := viewSubjects(t, v), "/ /books /books/42 /books/42/notes /books/7 /readers /readers/jane"; got != want {
-		t.Errorf("subjects: got %q, want %q", got, want)
-	}
-	if got, want := viewTypes(t, v), "book-acquired book-borrowed book-returned note-added reader-registered"; got != want {
-		t.Errorf("types: got %q, want %q", got, want)
-	}
-	if got := ids(t, v.Scan(store.Scan{From: 0, To: math.MaxUint64})); got != "0,1,2,3,4,5,6" {
-		t.Errorf("events: got %q", got)
-	}
-	if v.Count() != 7 {
-		t.Errorf("count %d", v.Count())
-	}
-	now := s.View()
-	if got, want := viewSubjects(t, now), "/ /books /books/42 /books/42/notes /books/7 /readers /readers/jane /shelves /shelves/1"; got != want {
-		t.Errorf("subjects now: got %q, want %q", got, want)
-	}
-	if got, want := viewTypes(t, now), "book-acquired book-borrowed book-lost book-returned note-added reader-registered shelf-built"; got != want {
-		t.Errorf("types now: got %q, want %q", got, want)
-	}
+	storetest.Each(t, &pg, func(t *testing.T, b storetest.Backend) {
+		s := libraryStore(t, b)
+		v := s.View()
+		sch, err := schema.Compile([]byte(`{"type":"object","properties":{},"required":[],"additionalProperties":false}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.RegisterSchema(context.Background(), lib+"book-lost", sch); err != nil {
+			t.Fatal(err)
+		}
+		write(t, s, candidate("/shelves/1", lib+"shelf-built", `{}`), candidate("/books/42", lib+"book-lost", `{}`))
+		if got, want := viewSubjects(t, v), "/ /books /books/42 /books/42/notes /books/7 /readers /readers/jane"; got != want {
+			t.Errorf("subjects: got %q, want %q", got, want)
+		}
+		if got, want := viewTypes(t, v), "book-acquired book-borrowed book-returned note-added reader-registered"; got != want {
+			t.Errorf("types: got %q, want %q", got, want)
+		}
+		if got := ids(t, v.Scan(store.Scan{From: 0, To: math.MaxUint64})); got != "0,1,2,3,4,5,6" {
+			t.Errorf("events: got %q", got)
+		}
+		if v.Count() != 7 {
+			t.Errorf("count %d", v.Count())
+		}
+		now := s.View()
+		if got, want := viewSubjects(t, now), "/ /books /books/42 /books/42/notes /books/7 /readers /readers/jane /shelves /shelves/1"; got != want {
+			t.Errorf("subjects now: got %q, want %q", got, want)
+		}
+		if got, want := viewTypes(t, now), "book-acquired book-borrowed book-lost book-returned note-added reader-registered shelf-built"; got != want {
+			t.Errorf("types now: got %q, want %q", got, want)
+		}
+	})
 }
 
 // conditionFunc adapts a function to store.Condition, affected by every write.
@@ -115,76 +119,80 @@ func (f conditionFunc) Affects(store.Written) bool                             {
 func (f conditionFunc) ReadsSchemas() bool                                     { return true }
 
 func TestConditionSeesPendingWritesOfItsGroup(t *testing.T) {
-	s := libraryStore(t)           // events 0..6
-	store.SetConditionRounds(s, 0) // evaluated in the writer, on the group's state
-	entered, gate := make(chan struct{}), make(chan struct{})
-	blocker := conditionFunc(func(context.Context, *store.View) (bool, error) {
-		close(entered)
-		<-gate
-		return true, nil
-	})
-	var got string
-	var durableAtProbe, countAtProbe uint64
-	probe := conditionFunc(func(_ context.Context, v *store.View) (bool, error) {
-		durableAtProbe, countAtProbe = s.Durable(), v.Count()
-		got = viewSubjects(t, v) + " | " + viewTypes(t, v) + " | " +
-			ids(t, v.Scan(store.Scan{Subject: "/a", Recursive: true, From: 0, To: math.MaxUint64})) + " | " +
-			ids(t, v.Scan(store.Scan{From: 5, To: math.MaxUint64, Descending: true})) + " | " +
-			ids(t, v.Scan(store.Scan{SubjectPrefix: "/a/", From: 0, To: math.MaxUint64}))
-		return true, nil
-	})
-	errs := make(chan error, 3)
-	writeWith := func(subject, eventType string, c store.Condition) {
-		var pre []store.Precondition
-		if c != nil {
-			pre = []store.Precondition{{Kind: store.ConditionHolds, Condition: c}}
+	storetest.Each(t, &pg, func(t *testing.T, b storetest.Backend) {
+		s := libraryStore(t, b)        // events 0..6
+		store.SetConditionRounds(s, 0) // evaluated in the writer, on the group's state
+		entered, gate := make(chan struct{}), make(chan struct{})
+		blocker := conditionFunc(func(context.Context, *store.View) (bool, error) {
+			close(entered)
+			<-gate
+			return true, nil
+		})
+		var got string
+		var durableAtProbe, countAtProbe uint64
+		probe := conditionFunc(func(_ context.Context, v *store.View) (bool, error) {
+			durableAtProbe, countAtProbe = s.Durable(), v.Count()
+			got = viewSubjects(t, v) + " | " + viewTypes(t, v) + " | " +
+				ids(t, v.Scan(store.Scan{Subject: "/a", Recursive: true, From: 0, To: math.MaxUint64})) + " | " +
+				ids(t, v.Scan(store.Scan{From: 5, To: math.MaxUint64, Descending: true})) + " | " +
+				ids(t, v.Scan(store.Scan{SubjectPrefix: "/a/", From: 0, To: math.MaxUint64}))
+			return true, nil
+		})
+		errs := make(chan error, 3)
+		writeWith := func(subject, eventType string, c store.Condition) {
+			var pre []store.Precondition
+			if c != nil {
+				pre = []store.Precondition{{Kind: store.ConditionHolds, Condition: c}}
+			}
+			_, err := s.Write(context.Background(), []event.Candidate{candidate(subject, lib+eventType, `{}`)}, pre)
+			errs <- err
 		}
-		_, err := s.Write(context.Background(), []event.Candidate{candidate(subject, lib+eventType, `{}`)}, pre)
-		errs <- err
-	}
-	go writeWith("/a", "first", blocker) // id 7, holds the writer
-	<-entered
-	go writeWith("/a/b", "second", nil) // id 8, queued
-	time.Sleep(200 * time.Millisecond)
-	go writeWith("/c", "third", probe) // id 9, queued behind it: one group
-	time.Sleep(200 * time.Millisecond)
-	close(gate)
-	for range 3 {
-		if err := <-errs; err != nil {
-			t.Fatal(err)
+		go writeWith("/a", "first", blocker) // id 7, holds the writer
+		<-entered
+		go writeWith("/a/b", "second", nil) // id 8, queued
+		time.Sleep(200 * time.Millisecond)
+		go writeWith("/c", "third", probe) // id 9, queued behind it: one group
+		time.Sleep(200 * time.Millisecond)
+		close(gate)
+		for range 3 {
+			if err := <-errs; err != nil {
+				t.Fatal(err)
+			}
 		}
-	}
-	if durableAtProbe != 8 || countAtProbe != 9 {
-		t.Fatalf("the probe ran with %d durable events and a view of %d: the writes were not grouped", durableAtProbe, countAtProbe)
-	}
-	want := "/ /a /a/b /books /books/42 /books/42/notes /books/7 /readers /readers/jane" +
-		" | book-acquired book-borrowed book-returned first note-added reader-registered second" +
-		" | 7,8 | 8,7,6,5 | 8"
-	if got != want {
-		t.Fatalf("the condition saw\n%s\nwant\n%s", got, want)
-	}
+		if durableAtProbe != 8 || countAtProbe != 9 {
+			t.Fatalf("the probe ran with %d durable events and a view of %d: the writes were not grouped", durableAtProbe, countAtProbe)
+		}
+		want := "/ /a /a/b /books /books/42 /books/42/notes /books/7 /readers /readers/jane" +
+			" | book-acquired book-borrowed book-returned first note-added reader-registered second" +
+			" | 7,8 | 8,7,6,5 | 8"
+		if got != want {
+			t.Fatalf("the condition saw\n%s\nwant\n%s", got, want)
+		}
+	})
 }
 
 func TestConditionOutcomes(t *testing.T) {
-	s := libraryStore(t)
-	write1 := func(c store.Condition) error {
-		_, err := s.Write(context.Background(), []event.Candidate{candidate("/z", lib+"z", `{}`)},
-			[]store.Precondition{{Kind: store.ConditionHolds, Condition: c}})
-		return err
-	}
-	boom := errors.New("query failed: boom")
-	if err := write1(conditionFunc(func(context.Context, *store.View) (bool, error) { return false, nil })); !errors.Is(err, store.ErrPreconditionFailed) {
-		t.Errorf("false condition: %v", err)
-	}
-	var invalid *store.InvalidPreconditionError
-	err := write1(conditionFunc(func(context.Context, *store.View) (bool, error) { return false, boom }))
-	if !errors.As(err, &invalid) || !errors.Is(err, boom) || err.Error() != "invalid precondition: query failed: boom" {
-		t.Errorf("failing condition: %v", err)
-	}
-	if s.Durable() != 7 {
-		t.Fatalf("%d events after refused writes", s.Durable())
-	}
-	if err := write1(conditionFunc(func(_ context.Context, v *store.View) (bool, error) { return v.Count() == 7, nil })); err != nil {
-		t.Errorf("true condition: %v", err)
-	}
+	storetest.Each(t, &pg, func(t *testing.T, b storetest.Backend) {
+		s := libraryStore(t, b)
+		write1 := func(c store.Condition) error {
+			_, err := s.Write(context.Background(), []event.Candidate{candidate("/z", lib+"z", `{}`)},
+				[]store.Precondition{{Kind: store.ConditionHolds, Condition: c}})
+			return err
+		}
+		boom := errors.New("query failed: boom")
+		if err := write1(conditionFunc(func(context.Context, *store.View) (bool, error) { return false, nil })); !errors.Is(err, store.ErrPreconditionFailed) {
+			t.Errorf("false condition: %v", err)
+		}
+		var invalid *store.InvalidPreconditionError
+		err := write1(conditionFunc(func(context.Context, *store.View) (bool, error) { return false, boom }))
+		if !errors.As(err, &invalid) || !errors.Is(err, boom) || err.Error() != "invalid precondition: query failed: boom" {
+			t.Errorf("failing condition: %v", err)
+		}
+		if s.Durable() != 7 {
+			t.Fatalf("%d events after refused writes", s.Durable())
+		}
+		if err := write1(conditionFunc(func(_ context.Context, v *store.View) (bool, error) { return v.Count() == 7, nil })); err != nil {
+			t.Errorf("true condition: %v", err)
+		}
+	})
 }

@@ -1,0 +1,52 @@
+package pgstore_test
+
+import (
+	"context"
+	"os"
+	"testing"
+
+	"go.uber.org/zap"
+
+	"github.com/eventstore-service/eventstore/modules/event"
+	"github.com/eventstore-service/eventstore/modules/store"
+	"github.com/eventstore-service/eventstore/modules/store/pgstore"
+	"github.com/eventstore-service/eventstore/modules/store/pgstore/pgtest"
+	"github.com/eventstore-service/eventstore/modules/store/storetest"
+)
+
+// pg is the cluster of the tests that need no cluster of their own.
+var pg pgtest.Shared
+
+func TestMain(m *testing.M) { os.Exit(pg.Run(m)) }
+
+// opener opens the backend of the database at url.
+func opener(url string) store.Opener {
+	return func() (store.Backend, error) {
+		return pgstore.Open(context.Background(), url, zap.NewNop(), pgstore.Options{MaxConnections: 8})
+	}
+}
+
+// node starts a store (a node) on the database at url.
+func node(t testing.TB, url string) *store.Store {
+	t.Helper()
+	return storetest.Start(t, opener(url))
+}
+
+func candidate(subject string, data string) event.Candidate {
+	return event.Candidate{Source: "https://pgstore.test", Subject: subject, Type: "io.example.pg", Data: []byte(data)}
+}
+
+// verify checks the whole database at url with store.Verify.
+func verify(t testing.TB, url string) uint64 {
+	t.Helper()
+	b, err := pgstore.Open(context.Background(), url, zap.NewNop(), pgstore.Options{Snapshot: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	n, err := storetest.Verify(context.Background(), b)
+	if err != nil {
+		t.Fatalf("verify: %v", err)
+	}
+	return n
+}

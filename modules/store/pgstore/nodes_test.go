@@ -1,0 +1,135 @@
+package pgstore_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/eventstore-service/eventstore/modules/event"
+	"github.com/eventstore-service/eventstore/modules/schema"
+	"github.com/eventstore-service/eventstore/modules/store"
+)
+
+// TestNodesRaceOnPreconditions runs writers on two stores of one database
+// that race on one subject with isSubjectOnEventId: every round has exactly
+// one winner, and the log is contiguous with an unbroken chain.
+func TestNodesRaceOnPreconditions(t *testing.T) {
+	url := pg.Database(t)
+	nodes := []*store.Store{node(t, url), node(t, url)}
+	first, err := nodes[0].Write(context.Background(), []event.Candidate{candidate("/race", `{}`)}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := first[0].ID
+	const writers, rounds = 12, 20
+	for round := 0; round < rounds; round++ {
+		var (
+			wg      sync.WaitGroup
+			mu      sync.Mutex
+			winners []string
+			other   []error
+		)
+		expected := last
+		for w := 0; w < writers; w++ {
+			wg.Add(1)
+			go func(w int) {
+				defer wg.Done()
+				records, err := nodes[w%2].Write(context.Background(), []event.Candidate{candidate("/race", fmt.Sprintf(`{"w":%d}`, w))},
+					[]store.Precondition{{Kind: store.SubjectOnEventID, Subject: "/race", EventID: expected}})
+				mu.Lock()
+				defer mu.Unlock()
+				switch {
+				case err == nil:
+					winners = append(winners, fmt.Sprintf("%d on node %d", records[0].ID, w%2))
+					last = records[0].ID
+				case !errors.Is(err, store.ErrPreconditionFailed):
+					other = append(other, err)
+				}
+			}(w)
+		}
+		wg.Wait()
+		if len(other) > 0 || len(winners) != 1 {
+			t.Fatalf("round %d: winners %v, other errors %v", round, winners, other)
+		}
+	}
+	if n := verify(t, url); n != rounds+1 {
+		t.Fatalf("%d events after %d rounds, want %d", n, rounds, rounds+1)
+	}
+}
+
+// TestNodeFollowsTheOther writes on one node and checks that the other
+// wakes up, reads the events and enforces the schemas registered there.
+func TestNodeFollowsTheOther(t *testing.T) {
+	url := pg.Database(t)
+	a, b := node(t, url), node(t, url)
+	changed := b.Changed()
+	if _, err := a.Write(context.Background(), []event.Candidate{candidate("/follow", `{"n":1}`)}, nil); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-changed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the other node was not woken up by the commit")
+	}
+	if b.Durable() != 1 {
+		t.Fatalf("the other node has %d durable events, want 1", b.Durable())
+	}
+	it, err := b.Read(store.ReadOptions{Subject: "/follow"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !it.Next() || it.Record().ID != 0 || it.Next() {
+		t.Fatal("the other node does not read the event")
+	}
+	it.Close()
+
+	sch, err := schema.Compile([]byte(`{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.RegisterSchema(context.Background(), "io.example.pg", sch); err != nil {
+		t.Fatal(err)
+	}
+	var conflict *store.CandidateConflictError
+	if _, err := b.Write(context.Background(), []event.Candidate{candidate("/follow", `{"n":"text"}`)}, nil); !errors.As(err, &conflict) {
+		t.Fatalf("a write violating the schema registered on the other node: %v", err)
+	}
+	if err := b.RegisterSchema(context.Background(), "io.example.pg", sch); !errors.Is(err, store.ErrSchemaExists) {
+		t.Fatalf("a second registration on the other node: %v", err)
+	}
+	if _, err := b.Write(context.Background(), []event.Candidate{candidate("/follow", `{"n":2}`)}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if n := verify(t, url); n != 2 {
+		t.Fatalf("%d events, want 2", n)
+	}
+}
+
+// TestReadYourWritesAcrossNodes reads every event acknowledged by one node
+// at once on the other, which may not have been woken up yet.
+func TestReadYourWritesAcrossNodes(t *testing.T) {
+	url := pg.Database(t)
+	nodes := []*store.Store{node(t, url), node(t, url)}
+	for i := 0; i < 50; i++ {
+		writer, reader := nodes[i%2], nodes[(i+1)%2]
+		records, err := writer.Write(context.Background(), []event.Candidate{candidate("/ryw", fmt.Sprintf(`{"i":%d}`, i))}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		id := records[0].ID
+		it, err := reader.Read(store.ReadOptions{Subject: "/ryw", Lower: &store.Bound{ID: id, Inclusive: true}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !it.Next() || it.Record().ID != id {
+			t.Fatalf("write %d: event %d acknowledged by one node is not read on the other", i, id)
+		}
+		it.Close()
+		if latest, found, err := reader.LatestID("/ryw", "io.example.pg"); err != nil || !found || latest != id {
+			t.Fatalf("write %d: the other node's latest id is %d %v %v, want %d", i, latest, found, err, id)
+		}
+	}
+}

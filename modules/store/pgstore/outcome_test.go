@@ -1,0 +1,125 @@
+package pgstore
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"go.uber.org/zap"
+
+	"github.com/eventstore-service/eventstore/modules/event"
+	"github.com/eventstore-service/eventstore/modules/store"
+	"github.com/eventstore-service/eventstore/modules/store/pgstore/pgtest"
+)
+
+// TestSessionsAndCommitOutcomes checks, on a cluster of its own, that
+// sessions commit with synchronous_commit on whatever the database's
+// default, and that a commit whose connection breaks is answered by its
+// real outcome: nil when it committed, a retry when it did not.
+func TestSessionsAndCommitOutcomes(t *testing.T) {
+	cluster := pgtest.New(t, pgtest.Options{})
+	ctx := context.Background()
+	database := 0
+	open := func(t *testing.T) (*Backend, *store.Store, string) {
+		database++
+		name := fmt.Sprint("outcome", database)
+		url, err := cluster.CreateDatabase(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cluster.Exec(ctx, name, "ALTER DATABASE "+name+" SET synchronous_commit = off"); err != nil {
+			t.Fatal(err)
+		}
+		b, err := Open(ctx, url, zap.NewNop(), Options{MaxConnections: 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := store.New(func() (store.Backend, error) { return b, nil }, zap.NewNop(), nil)
+		if err := s.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = s.Close(ctx) })
+		return b, s, name
+	}
+	write := func(s *store.Store, subject string) ([]event.Record, error) {
+		return s.Write(ctx, []event.Candidate{{Source: "https://pgstore.test", Subject: subject, Type: "io.example.pg", Data: []byte(`{}`)}}, nil)
+	}
+	count := func(t *testing.T, name, subject string) int {
+		conn, err := pgx.Connect(ctx, cluster.URL(name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close(ctx)
+		var n int
+		if err := conn.QueryRow(ctx, "SELECT count(*) FROM eventstore.events WHERE subject = $1", subject).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+
+	t.Run("synchronous_commit", func(t *testing.T) {
+		b, _, _ := open(t)
+		var setting string
+		if err := b.pool.QueryRow(ctx, "SHOW synchronous_commit").Scan(&setting); err != nil {
+			t.Fatal(err)
+		}
+		if setting != "on" {
+			t.Fatalf("a session of the pool has synchronous_commit = %s, want on", setting)
+		}
+	})
+
+	t.Run("committed before the connection broke", func(t *testing.T) {
+		b, s, name := open(t)
+		var once sync.Once
+		b.commitHook = func(phase string, conn *pgconn.PgConn) {
+			if phase != "sent" {
+				return
+			}
+			once.Do(func() {
+				// Wait until the commit is visible, then break the
+				// connection before its answer is read.
+				deadline := time.Now().Add(10 * time.Second)
+				for count(t, name, "/committed") == 0 && time.Now().Before(deadline) {
+					time.Sleep(10 * time.Millisecond)
+				}
+				conn.Conn().Close()
+			})
+		}
+		records, err := write(s, "/committed")
+		if err != nil {
+			t.Fatalf("a write that committed: %v", err)
+		}
+		if n := count(t, name, "/committed"); n != 1 || records[0].ID != 0 || b.Stats().Resolved != 1 {
+			t.Fatalf("%d events stored, id %d, %d outcomes resolved; want 1, 0, 1", n, records[0].ID, b.Stats().Resolved)
+		}
+		if _, err := write(s, "/after"); err != nil {
+			t.Fatal(err)
+		}
+	})
+
+	t.Run("not committed", func(t *testing.T) {
+		b, s, name := open(t)
+		var once sync.Once
+		b.commitHook = func(phase string, conn *pgconn.PgConn) {
+			if phase != "send" {
+				return
+			}
+			once.Do(func() {
+				// The server ends the session before the commit is sent.
+				if err := cluster.Exec(ctx, "postgres", fmt.Sprintf("SELECT pg_terminate_backend(%d, 10000)", conn.PID())); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		if _, err := write(s, "/retried"); err != nil {
+			t.Fatalf("a write whose first commit failed: %v", err)
+		}
+		if n := count(t, name, "/retried"); n != 1 || b.Stats().CommitRetries == 0 {
+			t.Fatalf("%d events stored after %d retries, want 1 after at least 1", n, b.Stats().CommitRetries)
+		}
+	})
+}

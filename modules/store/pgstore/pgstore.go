@@ -1,0 +1,266 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"go.uber.org/zap"
+
+	"github.com/eventstore-service/eventstore/modules/store"
+)
+
+// queryTimeout bounds one statement or page of a read, and each round trip
+// of a commit.
+const queryTimeout = 30 * time.Second
+
+// Options configure the backend.
+type Options struct {
+	// MaxConnections is the pool size, at least 2 (the writer's
+	// transaction and its reads); 16 when 0.
+	MaxConnections int
+	// Snapshot opens the backend for reading only, every read in one
+	// repeatable-read snapshot on one connection, one caller at a time:
+	// offline verification while other nodes go on writing. It migrates
+	// nothing and follows no commits.
+	Snapshot bool
+}
+
+// Backend is the PostgreSQL storage backend, which any number of stores
+// (nodes) share.
+type Backend struct {
+	pool     *pgxpool.Pool
+	q        querier // the pool, or the snapshot's transaction
+	snapshot pgx.Tx
+	log      *zap.Logger
+
+	serviceID string
+	instance  string // the payload of this backend's notifications
+	changes   chan struct{}
+	listener  *listener
+
+	// commitHook, set by tests, runs before ("send") and after ("sent") a
+	// commit's statements are sent.
+	commitHook func(phase string, conn *pgconn.PgConn)
+
+	commitRetries atomic.Uint64
+	resolved      atomic.Uint64
+	closeOnce     sync.Once
+}
+
+var _ store.Backend = (*Backend)(nil)
+
+// querier runs statements: the pool, or one transaction.
+type querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// SettingError reports a server setting that would break the durability
+// contract.
+type SettingError struct {
+	// Setting and Value name the offending setting.
+	Setting, Value string
+}
+
+// Error explains the refusal.
+func (e *SettingError) Error() string {
+	return fmt.Sprintf("the database runs with %s = %s, so it would acknowledge commits that a crash loses: eventstore refuses it (set %s = on)", e.Setting, e.Value, e.Setting)
+}
+
+// Open connects to the database at url (a pgx connection string; several
+// hosts with target_session_attrs=read-write follow a failover), creates or
+// migrates the schema, and listens for the commits of other nodes. It
+// fails with a *VersionError for a schema newer than SchemaVersion and a
+// *SettingError when the server runs with fsync off. Errors never contain
+// the URL.
+func Open(ctx context.Context, url string, log *zap.Logger, opts Options) (*Backend, error) {
+	cfg, err := poolConfig(url, opts)
+	if err != nil {
+		return nil, err
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("open a connection pool: %w", err)
+	}
+	b := &Backend{pool: pool, q: pool, log: log, instance: uuid.NewString(), changes: make(chan struct{}, 1)}
+	b.serviceID, err = migrate(ctx, pool, opts.Snapshot)
+	if err == nil && opts.Snapshot {
+		b.snapshot, err = pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+		b.q = b.snapshot
+	}
+	if err != nil {
+		pool.Close()
+		var setting *SettingError
+		if errors.As(err, &setting) {
+			return nil, setting
+		}
+		return nil, fmt.Errorf("open the PostgreSQL backend: %w", err)
+	}
+	if !opts.Snapshot {
+		b.listener = listen(cfg.ConnConfig.Copy(), b.instance, b.changes, log)
+	}
+	return b, nil
+}
+
+// poolConfig parses url and sets up every connection of the pool.
+func poolConfig(url string, opts Options) (*pgxpool.Config, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		// pgx's message may quote the URL, and with it a password.
+		return nil, errors.New("the PostgreSQL URL is not a valid connection string")
+	}
+	switch {
+	case opts.MaxConnections == 0:
+		cfg.MaxConns = 16
+	case opts.MaxConnections < 2:
+		return nil, fmt.Errorf("at least 2 connections are needed, got %d", opts.MaxConnections)
+	default:
+		cfg.MaxConns = int32(opts.MaxConnections)
+	}
+	if cfg.ConnConfig.ConnectTimeout == 0 {
+		cfg.ConnConfig.ConnectTimeout = 5 * time.Second
+	}
+	params := cfg.ConnConfig.RuntimeParams
+	params["application_name"] = "eventstore"
+	// A node that vanished mid-commit must not hold the head lock for long.
+	params["idle_in_transaction_session_timeout"] = "60s"
+	// Every read is a page that continues after a key: it must come from
+	// an index scan in key order, never from a bitmap scan or a sort of
+	// every match (per page), which stale statistics make look cheap. A
+	// range of subjects (a subtree, a prefix) then walks the primary key
+	// and filters: one pass over the ids, whatever the statistics say.
+	params["enable_bitmapscan"] = "off"
+	params["enable_sort"] = "off"
+	// Plan each statement for its parameters.
+	params["plan_cache_mode"] = "force_custom_plan"
+	cfg.AfterConnect = checkSession
+	return cfg, nil
+}
+
+// checkSession refuses a server with fsync off or in recovery (a standby),
+// and makes sure that commits wait for the flush of the WAL (and for the
+// synchronous standbys): synchronous_commit at least on.
+func checkSession(ctx context.Context, conn *pgx.Conn) error {
+	var fsync, syncCommit string
+	var recovery bool
+	if err := conn.QueryRow(ctx, "SELECT current_setting('fsync'), current_setting('synchronous_commit'), pg_is_in_recovery()").Scan(&fsync, &syncCommit, &recovery); err != nil {
+		return fmt.Errorf("check the server settings: %w", err)
+	}
+	switch {
+	case fsync != "on":
+		return &SettingError{Setting: "fsync", Value: fsync}
+	case recovery:
+		return fmt.Errorf("%w: the server is a standby in recovery, read-only (use target_session_attrs=read-write)", store.ErrUnavailable)
+	}
+	switch syncCommit {
+	case "on", "remote_apply":
+	default: // off, local, remote_write
+		if _, err := conn.Exec(ctx, "SET synchronous_commit = on"); err != nil {
+			return fmt.Errorf("set synchronous_commit: %w", err)
+		}
+	}
+	return nil
+}
+
+// Close stops listening and closes the connections.
+func (b *Backend) Close() error {
+	b.closeOnce.Do(func() {
+		if b.listener != nil {
+			b.listener.close()
+		}
+		if b.snapshot != nil {
+			_ = b.snapshot.Rollback(context.Background())
+		}
+		b.pool.Close()
+	})
+	return nil
+}
+
+// ServiceID returns the UUID created with the schema: the id of the
+// service that all nodes on the database form.
+func (b *Backend) ServiceID() string { return b.serviceID }
+
+// Changes receives after other nodes committed (and after the listening
+// connection was lost, when a notification may have been missed).
+func (b *Backend) Changes() <-chan struct{} {
+	if b.listener == nil {
+		return nil
+	}
+	return b.changes
+}
+
+// timeout returns the context of one statement.
+func timeout() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), queryTimeout)
+}
+
+// Head returns the committed head.
+func (b *Backend) Head() (store.Head, error) {
+	ctx, cancel := timeout()
+	defer cancel()
+	return scanHead(b.q.QueryRow(ctx, "SELECT event_count, last_hash, last_time_ns, commits FROM eventstore.head"))
+}
+
+func scanHead(row pgx.Row) (store.Head, error) {
+	var count, ns, commits int64
+	var hash string
+	if err := row.Scan(&count, &hash, &ns, &commits); err != nil {
+		return store.Head{}, wrap(err, "read head")
+	}
+	h := store.Head{Count: uint64(count), LastHash: hash, Commits: uint64(commits)}
+	if count > 0 {
+		h.LastTime = time.Unix(0, ns).UTC()
+	}
+	return h, nil
+}
+
+// SizeOnDisk returns the bytes of the tables and indexes of the schema.
+func (b *Backend) SizeOnDisk() (int64, error) {
+	ctx, cancel := timeout()
+	defer cancel()
+	var n int64
+	err := b.q.QueryRow(ctx, `SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0)::bigint
+FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE n.nspname = 'eventstore' AND c.relkind = 'r'`).Scan(&n)
+	return n, wrap(err, "measure the tables")
+}
+
+// Stats are figures of the backend for metrics.
+type Stats struct {
+	// InUse, Idle and Max count the pool's connections.
+	InUse, Idle, Max int32
+	// CommitRetries counts commits that failed with the database
+	// unavailable and nothing stored, which the store tries again.
+	CommitRetries uint64
+	// Resolved counts commits whose connection broke during COMMIT and
+	// whose outcome was then looked up.
+	Resolved uint64
+}
+
+// Stats returns the backend's figures now.
+func (b *Backend) Stats() Stats {
+	s := b.pool.Stat()
+	return Stats{
+		InUse:         s.AcquiredConns(),
+		Idle:          s.IdleConns(),
+		Max:           s.MaxConns(),
+		CommitRetries: b.commitRetries.Load(),
+		Resolved:      b.resolved.Load(),
+	}
+}
+
+// lastTimeNanos is the stored form of a head's time: 0 when empty.
+func lastTimeNanos(h store.Head) int64 {
+	if h.Count == 0 {
+		return 0
+	}
+	return h.LastTime.UnixNano()
+}

@@ -1,0 +1,48 @@
+package pgtest_test
+
+import (
+	"context"
+	"os"
+	"testing"
+
+	"github.com/eventstore-service/eventstore/modules/store/pgstore/pgtest"
+)
+
+func TestClusterLifecycle(t *testing.T) {
+	if err := pgtest.Available(); err != nil {
+		t.Skip(err)
+	}
+	c, err := pgtest.NewCluster(pgtest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := c.CreateDatabase(ctx, "lifecycle"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Exec(ctx, "lifecycle", "CREATE TABLE t (x int); INSERT INTO t VALUES (1)"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Restart(pgtest.Fast); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Exec(ctx, "lifecycle", "SELECT x FROM t"); err != nil {
+		t.Fatalf("after a restart: %v", err)
+	}
+	if err := c.Stop(pgtest.Immediate); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Exec(ctx, "lifecycle", "SELECT 1"); err == nil {
+		t.Fatal("a stopped cluster answered")
+	}
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	dir := c.DataDir()
+	if err := c.Remove(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Fatalf("the data directory survived Remove: %v", err)
+	}
+}

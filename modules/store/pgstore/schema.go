@@ -1,0 +1,165 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/eventstore-service/eventstore/modules/event"
+)
+
+// SchemaVersion is the version of the database schema this binary uses.
+// The database records its version in eventstore.meta; Open migrates an
+// older one, one step per version, and refuses a newer one.
+const SchemaVersion = 1
+
+// Schema is the PostgreSQL schema that holds the tables.
+const Schema = "eventstore"
+
+// migrationLock is the key of the advisory lock that serializes the
+// migrations of nodes starting at the same time.
+const migrationLock = 0x6576656e7473 // "events"
+
+// VersionError reports a database whose schema version this binary cannot use.
+type VersionError struct {
+	// Version is the database's schema version.
+	Version int
+}
+
+// Error names both versions and what to do.
+func (e *VersionError) Error() string {
+	if e.Version > SchemaVersion {
+		return fmt.Sprintf("the database has eventstore schema version %d, newer than version %d of this binary: run a release that supports version %d", e.Version, SchemaVersion, e.Version)
+	}
+	return fmt.Sprintf("the database has eventstore schema version %d, older than version %d of this binary: start a node on it once to migrate it", e.Version, SchemaVersion)
+}
+
+// migrations[v] moves a database from schema version v to v+1; each runs
+// in one transaction with the update of the recorded version.
+var migrations = []func(ctx context.Context, tx pgx.Tx) error{
+	0: createSchema,
+}
+
+// createSchema creates the tables of version 1:
+//
+//	head        the one row every commit locks: event count, last hash, last time, commits
+//	events      the records with their subject and type, indexed by (subject, id),
+//	            (type, id) and (subject, type, id)
+//	subjects    every subject with events, with its tree key (store.TreeKey)
+//	event_types every type of an event
+//	schemas     the registered schemas, with the commit that registered them
+//	meta        the schema version and the service id
+func createSchema(ctx context.Context, tx pgx.Tx) error {
+	_, err := tx.Exec(ctx, `
+CREATE TABLE eventstore.head (
+	one boolean PRIMARY KEY DEFAULT true CHECK (one),
+	event_count bigint NOT NULL,
+	last_hash text NOT NULL,
+	last_time_ns bigint NOT NULL,
+	commits bigint NOT NULL
+);
+INSERT INTO eventstore.head VALUES (true, 0, '`+event.ZeroHash+`', 0, 0);
+CREATE TABLE eventstore.events (
+	id bigint PRIMARY KEY,
+	subject text COLLATE "C" NOT NULL,
+	type text COLLATE "C" NOT NULL,
+	record bytea NOT NULL
+);
+CREATE INDEX events_subject ON eventstore.events (subject, id);
+CREATE INDEX events_type ON eventstore.events (type, id);
+CREATE INDEX events_subject_type ON eventstore.events (subject, type, id);
+CREATE TABLE eventstore.subjects (
+	subject text COLLATE "C" PRIMARY KEY,
+	tree_key text COLLATE "C" NOT NULL UNIQUE
+);
+CREATE TABLE eventstore.event_types (type text COLLATE "C" PRIMARY KEY);
+CREATE TABLE eventstore.schemas (
+	event_type text COLLATE "C" PRIMARY KEY,
+	raw bytea NOT NULL,
+	commits bigint NOT NULL
+);
+`)
+	if err != nil {
+		return err
+	}
+	_, err = tx.Exec(ctx, "INSERT INTO eventstore.meta VALUES ('service_id', $1)", uuid.NewString())
+	return err
+}
+
+// migrate creates or migrates the schema under the advisory lock, unless
+// readOnly, and returns the service id.
+func migrate(ctx context.Context, pool *pgxpool.Pool, readOnly bool) (string, error) {
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		return "", wrap(err, "connect")
+	}
+	defer conn.Release()
+	if !readOnly {
+		if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1)", migrationLock); err != nil {
+			return "", wrap(err, "take the migration lock")
+		}
+		defer func() {
+			if _, err := conn.Exec(context.Background(), "SELECT pg_advisory_unlock($1)", migrationLock); err != nil {
+				conn.Conn().Close(context.Background()) // closing the session releases the lock
+			}
+		}()
+		if _, err := conn.Exec(ctx, `CREATE SCHEMA IF NOT EXISTS eventstore;
+CREATE TABLE IF NOT EXISTS eventstore.meta (key text PRIMARY KEY, value text NOT NULL)`); err != nil {
+			return "", wrap(err, "create schema %s", Schema)
+		}
+	}
+	version, err := schemaVersion(ctx, conn.Conn())
+	if err != nil {
+		return "", err
+	}
+	if version > SchemaVersion || (readOnly && version != SchemaVersion) {
+		return "", &VersionError{Version: version}
+	}
+	for v := version; v < SchemaVersion; v++ {
+		if err := pgx.BeginFunc(ctx, conn.Conn(), func(tx pgx.Tx) error {
+			if err := migrations[v](ctx, tx); err != nil {
+				return err
+			}
+			_, err := tx.Exec(ctx, `INSERT INTO eventstore.meta VALUES ('version', $1)
+ON CONFLICT (key) DO UPDATE SET value = excluded.value`, strconv.Itoa(v+1))
+			return err
+		}); err != nil {
+			return "", wrap(err, "migrate schema version %d to %d", v, v+1)
+		}
+	}
+	var id string
+	if err := conn.QueryRow(ctx, "SELECT value FROM eventstore.meta WHERE key = 'service_id'").Scan(&id); err != nil {
+		return "", wrap(err, "read the service id")
+	}
+	return id, nil
+}
+
+// schemaVersion returns the recorded schema version, 0 for a database
+// without the schema.
+func schemaVersion(ctx context.Context, conn *pgx.Conn) (int, error) {
+	var exists bool
+	if err := conn.QueryRow(ctx, "SELECT to_regclass('eventstore.meta') IS NOT NULL").Scan(&exists); err != nil {
+		return 0, wrap(err, "look for the schema")
+	}
+	if !exists {
+		return 0, nil
+	}
+	var raw string
+	err := conn.QueryRow(ctx, "SELECT value FROM eventstore.meta WHERE key = 'version'").Scan(&raw)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, wrap(err, "read the schema version")
+	}
+	v, err := strconv.Atoi(raw)
+	if err != nil || v < 1 {
+		return 0, fmt.Errorf("the database records the schema version %q, not a positive number", raw)
+	}
+	return v, nil
+}

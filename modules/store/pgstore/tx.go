@@ -1,0 +1,255 @@
+package pgstore
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/eventstore-service/eventstore/modules/store"
+)
+
+// Commits serialize on the one row of eventstore.head: Begin locks it with
+// SELECT … FOR UPDATE in the group's transaction and reads the committed
+// head, which other nodes may have moved; Commit inserts after it and moves
+// it, in the same transaction. Ids come from the head, never from a
+// sequence, so a reader never sees id n+1 before n.
+
+// Begin starts the transaction of a group and locks the head.
+func (b *Backend) Begin(ctx context.Context) (store.Tx, error) {
+	if b.snapshot != nil {
+		return nil, errors.New("a snapshot backend is read-only")
+	}
+	ctx, cancel := context.WithTimeout(ctx, queryTimeout)
+	defer cancel()
+	conn, err := b.pool.Acquire(ctx)
+	if err != nil {
+		b.commitRetries.Add(1)
+		return nil, wrap(err, "begin a commit")
+	}
+	batch := &pgx.Batch{}
+	batch.Queue("BEGIN")
+	batch.Queue("SELECT event_count, last_hash, last_time_ns, commits FROM eventstore.head FOR UPDATE")
+	results := conn.SendBatch(ctx, batch)
+	_, err = results.Exec()
+	var head store.Head
+	if err == nil {
+		head, err = scanHead(results.QueryRow())
+	}
+	if closeErr := results.Close(); err == nil {
+		err = closeErr
+	}
+	if err != nil {
+		conn.Release() // the pool drops a connection left in a transaction
+		b.commitRetries.Add(1)
+		return nil, wrap(err, "begin a commit")
+	}
+	return &tx{b: b, conn: conn, head: head}, nil
+}
+
+// tx is the open transaction of a group, holding the head's lock.
+type tx struct {
+	b    *Backend
+	conn *pgxpool.Conn // nil once ended
+	head store.Head
+}
+
+func (t *tx) Head() store.Head { return t.head }
+
+// Rollback ends the transaction if Commit did not.
+func (t *tx) Rollback() {
+	if t.conn == nil {
+		return
+	}
+	ctx, cancel := timeout()
+	defer cancel()
+	if _, err := t.conn.Exec(ctx, "ROLLBACK"); err != nil {
+		_ = t.conn.Conn().Close(ctx)
+	}
+	t.conn.Release()
+	t.conn = nil
+}
+
+// Commit inserts the records, their subjects and types, the schemas and
+// the new head, notifies the other nodes and commits, all in one round
+// trip. When the connection breaks on the way, it finds out whether the
+// transaction committed before it answers (resolve).
+func (t *tx) Commit(records []store.Written, head store.Head, schemas []store.SchemaWritten) error {
+	if t.conn == nil {
+		return errors.New("commit of an ended transaction")
+	}
+	if head.Count != t.head.Count+uint64(len(records)) || head.Commits != t.head.Commits+1 {
+		return fmt.Errorf("commit of %d events and head %d (commit %d) after head %d (commit %d)", len(records), head.Count, head.Commits, t.head.Count, t.head.Commits)
+	}
+	batch := commitBatch(records, head, schemas, t.b.instance)
+	ctx, cancel := timeout()
+	defer cancel()
+	t.b.hook("send", t.conn)
+	results := t.conn.SendBatch(ctx, batch)
+	t.b.hook("sent", t.conn)
+	failed, err := execAll(results, batch.Len())
+	conn := t.conn
+	t.conn = nil
+	var pgErr *pgconn.PgError
+	switch {
+	case err == nil:
+		conn.Release()
+		return nil
+	case failed < batch.Len()-1 && errors.As(err, &pgErr):
+		// The server answered a statement before COMMIT with an error and
+		// skipped the rest: nothing is stored. The pool drops the
+		// connection, which is not idle.
+		conn.Release()
+		err = wrap(err, "commit")
+		if errors.Is(err, store.ErrUnavailable) {
+			t.b.commitRetries.Add(1)
+		}
+		return err
+	}
+	_ = conn.Conn().Close(ctx)
+	conn.Release()
+	return t.b.resolve(marker{records: records, head: head, schemas: schemas}, err)
+}
+
+// execAll reads the results of the n statements of a batch and returns the
+// first error and the index of its statement (n-1 for an error after all).
+func execAll(results pgx.BatchResults, n int) (int, error) {
+	for i := 0; i < n; i++ {
+		if _, err := results.Exec(); err != nil {
+			_ = results.Close()
+			return i, err
+		}
+	}
+	return n - 1, results.Close()
+}
+
+// hook calls the test's commit hook, if any, at phase of a commit.
+func (b *Backend) hook(phase string, conn *pgxpool.Conn) {
+	if b.commitHook != nil {
+		b.commitHook(phase, conn.Conn().PgConn())
+	}
+}
+
+// commitBatch queues the statements of a commit, COMMIT included.
+func commitBatch(records []store.Written, head store.Head, schemas []store.SchemaWritten, instance string) *pgx.Batch {
+	ids := make([]int64, len(records))
+	subjects := make([]string, len(records))
+	types := make([]string, len(records))
+	jsons := make([][]byte, len(records))
+	newSubjects, newTypes := distinct(records)
+	for i, w := range records {
+		ids[i], subjects[i], types[i], jsons[i] = int64(w.Record.ID), w.Subject, w.Type, w.Record.JSON
+	}
+	batch := &pgx.Batch{}
+	if len(records) > 0 {
+		batch.Queue(`INSERT INTO eventstore.events (id, subject, type, record)
+SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bytea[])`, ids, subjects, types, jsons)
+		treeKeys := make([]string, len(newSubjects))
+		for i, s := range newSubjects {
+			treeKeys[i] = store.TreeKey(s)
+		}
+		batch.Queue(`INSERT INTO eventstore.subjects (subject, tree_key)
+SELECT * FROM unnest($1::text[], $2::text[]) ON CONFLICT DO NOTHING`, newSubjects, treeKeys)
+		batch.Queue(`INSERT INTO eventstore.event_types (type)
+SELECT * FROM unnest($1::text[]) ON CONFLICT DO NOTHING`, newTypes)
+	}
+	for _, s := range schemas {
+		batch.Queue("INSERT INTO eventstore.schemas (event_type, raw, commits) VALUES ($1, $2, $3)", s.Type, s.Raw, int64(head.Commits))
+	}
+	batch.Queue("UPDATE eventstore.head SET event_count = $1, last_hash = $2, last_time_ns = $3, commits = $4",
+		int64(head.Count), head.LastHash, lastTimeNanos(head), int64(head.Commits))
+	batch.Queue("SELECT pg_notify($1, $2)", channel, instance)
+	batch.Queue("COMMIT")
+	return batch
+}
+
+// distinct returns the subjects and the types of records, each once.
+func distinct(records []store.Written) (subjects, types []string) {
+	seenSubjects, seenTypes := map[string]bool{}, map[string]bool{}
+	for _, w := range records {
+		if !seenSubjects[w.Subject] {
+			seenSubjects[w.Subject] = true
+			subjects = append(subjects, w.Subject)
+		}
+		if !seenTypes[w.Type] {
+			seenTypes[w.Type] = true
+			types = append(types, w.Type)
+		}
+	}
+	return subjects, types
+}
+
+// Waits between the attempts to learn a commit's outcome: from
+// resolveWait, doubling, at most resolveMaxWait, for resolveTimeout.
+const (
+	resolveWait    = 50 * time.Millisecond
+	resolveMaxWait = 2 * time.Second
+	resolveTimeout = 2 * time.Minute
+)
+
+// marker is what a group's transaction leaves when it commits: its first
+// event, or (for a commit of registrations only) its first schema with the
+// commit's number.
+type marker struct {
+	records []store.Written
+	head    store.Head
+	schemas []store.SchemaWritten
+}
+
+// resolve finds out whether the commit of m, whose connection broke with
+// cause, committed: nil if it did, an error wrapping store.ErrUnavailable
+// if it did not (the store tries the group again). It first takes the head's
+// lock, so that the transaction, if the server still runs it, has ended.
+// It asks until the database answers; when it does not within
+// resolveTimeout, the outcome stays unknown and the error stops the store.
+func (b *Backend) resolve(m marker, cause error) error {
+	b.resolved.Add(1)
+	deadline := time.Now().Add(resolveTimeout)
+	for wait := resolveWait; ; wait = min(2*wait, resolveMaxWait) {
+		committed, err := b.committed(m)
+		switch {
+		case err == nil && committed:
+			return nil
+		case err == nil:
+			b.commitRetries.Add(1)
+			return wrap(cause, "commit (not committed)")
+		case !unavailable(err) || time.Now().After(deadline):
+			return fmt.Errorf("commit: the connection broke (%v) and its outcome is unknown: %w", cause, err)
+		}
+		b.log.Warn("connection lost during a commit, looking up its outcome")
+		time.Sleep(wait)
+	}
+}
+
+// committed looks for m's marker after waiting for the head's lock.
+func (b *Backend) committed(m marker) (bool, error) {
+	ctx, cancel := timeout()
+	defer cancel()
+	var found bool
+	err := pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SELECT 1 FROM eventstore.head FOR UPDATE"); err != nil {
+			return err
+		}
+		var stored []byte
+		var err error
+		if len(m.records) > 0 {
+			first := m.records[0].Record
+			err = tx.QueryRow(ctx, "SELECT record FROM eventstore.events WHERE id = $1", int64(first.ID)).Scan(&stored)
+			found = err == nil && bytes.Equal(stored, first.JSON)
+		} else {
+			s := m.schemas[0]
+			err = tx.QueryRow(ctx, "SELECT raw FROM eventstore.schemas WHERE event_type = $1 AND commits = $2", s.Type, int64(m.head.Commits)).Scan(&stored)
+			found = err == nil && bytes.Equal(stored, s.Raw)
+		}
+		if errors.Is(err, pgx.ErrNoRows) {
+			err = nil
+		}
+		return err
+	})
+	return found, wrap(err, "look up the outcome of a commit")
+}

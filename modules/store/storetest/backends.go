@@ -1,0 +1,79 @@
+package storetest
+
+import (
+	"context"
+	"testing"
+
+	"go.uber.org/zap"
+
+	"github.com/eventstore-service/eventstore/modules/store"
+	"github.com/eventstore-service/eventstore/modules/store/pebblestore"
+	"github.com/eventstore-service/eventstore/modules/store/pgstore"
+	"github.com/eventstore-service/eventstore/modules/store/pgstore/pgtest"
+)
+
+// Backend makes storage of one kind for tests, so that one table of cases
+// runs on every backend.
+type Backend struct {
+	// Name names the backend in the names of subtests.
+	Name string
+	// New returns an Opener of new, empty storage for t; every call of the
+	// Opener opens the same storage again, as a restart does.
+	New func(t testing.TB) store.Opener
+}
+
+// Pebble is the embedded backend, in a temporary directory of the test.
+var Pebble = Backend{Name: "pebble", New: func(t testing.TB) store.Opener {
+	dir := t.TempDir()
+	return func() (store.Backend, error) {
+		return pebblestore.Open(dir, zap.NewNop(), pebblestore.Options{CacheSize: 8 << 20})
+	}
+}}
+
+// Postgres is the PostgreSQL backend, each test on a new database of the
+// cluster pg; a test skips when PostgreSQL is not installed.
+func Postgres(pg *pgtest.Shared) Backend {
+	return Backend{Name: "postgres", New: func(t testing.TB) store.Opener {
+		url := pg.Database(t)
+		return func() (store.Backend, error) {
+			return pgstore.Open(context.Background(), url, zap.NewNop(), pgstore.Options{MaxConnections: 8})
+		}
+	}}
+}
+
+// Each runs fn as a subtest on Pebble and on PostgreSQL (cluster pg).
+func Each(t *testing.T, pg *pgtest.Shared, fn func(t *testing.T, b Backend)) {
+	for _, b := range []Backend{Pebble, Postgres(pg)} {
+		t.Run(b.Name, func(t *testing.T) { fn(t, b) })
+	}
+}
+
+// EachB runs fn as a sub-benchmark on Pebble and on PostgreSQL (cluster pg).
+func EachB(b *testing.B, pg *pgtest.Shared, fn func(b *testing.B, be Backend)) {
+	for _, be := range []Backend{Pebble, Postgres(pg)} {
+		b.Run(be.Name, func(b *testing.B) { fn(b, be) })
+	}
+}
+
+// Start returns a store started on open, closed when the test ends (unless
+// the test closed it).
+func Start(t testing.TB, open store.Opener) *store.Store {
+	t.Helper()
+	s := store.New(open, zap.NewNop(), nil)
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close(context.Background()) })
+	return s
+}
+
+// Verify runs store.Verify on b with the index checks of its kind.
+func Verify(ctx context.Context, b store.Backend) (uint64, error) {
+	switch b := b.(type) {
+	case *pebblestore.Backend:
+		return store.Verify(ctx, pebblestore.NewVerifier(b))
+	case *pgstore.Backend:
+		return store.Verify(ctx, pgstore.NewVerifier(b))
+	}
+	return store.Verify(ctx, b)
+}
