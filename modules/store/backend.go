@@ -20,6 +20,10 @@ type Head struct {
 	// of another's commit that registered schemas without adding events.
 	// A backend only this store writes may leave it 0.
 	Commits uint64
+	// Restoring marks a head that a restore has not finished: the events
+	// up to it are not visible, and a store that opens a backend whose head
+	// says so empties it (the restore was cut off).
+	Restoring bool
 }
 
 // Written is a sealed record with the fields the backend indexes.
@@ -112,6 +116,10 @@ type Backend interface {
 	// commit (or may, spuriously). It is nil for a backend that only this
 	// store writes.
 	Changes() <-chan struct{}
+	// Reset removes every event, index entry and schema and the head: the
+	// backend is empty, durably, when it returns nil. Only the writer (or
+	// a restore, which pauses it) calls it.
+	Reset() error
 	// SizeOnDisk returns the bytes the backend occupies.
 	SizeOnDisk() (int64, error)
 	// Close releases the backend; committed data is durable already.

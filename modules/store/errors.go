@@ -18,6 +18,9 @@ var (
 	// ErrReadOnly reports a write or registration while the store is in
 	// read-only mode.
 	ErrReadOnly = errors.New("store is read-only")
+	// ErrRestoring reports a write while another node of a shared backend
+	// restores a backup.
+	ErrRestoring = errors.New("restore in progress")
 	// ErrUnavailable reports that the backend cannot be reached now (a
 	// database over the network): nothing was written, and the store tries
 	// again with the next write. Backends wrap it in their errors.

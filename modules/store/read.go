@@ -105,7 +105,7 @@ func (s *Store) Scan(sc Scan) RecordIterator {
 func (s *Store) visible() uint64 {
 	n := s.Durable()
 	if s.shared {
-		if head, err := s.backend.Head(); err == nil && head.Count > n {
+		if head, err := s.backend.Head(); err == nil && !head.Restoring && head.Count > n {
 			n = head.Count
 		}
 	}

@@ -51,6 +51,7 @@ type Store struct {
 	recent   *window   // the latest durable records, for readers near the head
 	schemas  *registry // the committed schemas by event type
 
+	writing   sync.Mutex   // held by the writer while it commits, and by a restore
 	head      Head         // owned by the writer goroutine
 	latestIDs *latestCache // owned by the writer goroutine
 
@@ -190,6 +191,12 @@ func (s *Store) Start(context.Context) error {
 		return err
 	}
 	head, err := backend.Head()
+	if err == nil && head.Restoring {
+		s.log.Warn("a restore was cut off: emptying the store")
+		if err = backend.Reset(); err == nil {
+			head, err = backend.Head()
+		}
+	}
 	if err == nil {
 		err = checkHead(backend, head)
 	}

@@ -40,16 +40,26 @@ func (s *Store) run() {
 	for {
 		select {
 		case w := <-s.queue:
-			s.commit(s.collect(w))
+			group := s.collect(w)
+			s.writing.Lock()
+			s.commit(group)
+			s.writing.Unlock()
 		case <-s.backend.Changes():
+			s.writing.Lock()
 			s.followBackend()
+			s.writing.Unlock()
 		case <-poll:
+			s.writing.Lock()
 			s.followBackend()
+			s.writing.Unlock()
 		case <-s.stop:
 			for {
 				select {
 				case w := <-s.queue:
-					s.commit(s.collect(w))
+					group := s.collect(w)
+					s.writing.Lock()
+					s.commit(group)
+					s.writing.Unlock()
 				default:
 					return
 				}
@@ -103,6 +113,9 @@ func (s *Store) commit(group []*writeRequest) {
 		case err == nil:
 			s.unreachable.Store(false)
 			return
+		case errors.Is(err, ErrRestoring):
+			failAll(err)
+			return
 		case !errors.Is(err, ErrUnavailable):
 			// The outcome is unknown, and requests that failed a
 			// precondition were checked against writes that may not exist:
@@ -133,6 +146,9 @@ func (s *Store) commitOnce(group []*writeRequest) error {
 		return err
 	}
 	defer tx.Rollback()
+	if tx.Head().Restoring { // another node restores a backup
+		return ErrRestoring
+	}
 	if err := s.follow(tx.Head()); err != nil {
 		return err
 	}
@@ -273,6 +289,9 @@ func (s *Store) followBackend() {
 		return
 	}
 	head, err := s.backend.Head()
+	if err == nil && head.Restoring {
+		return // another node restores a backup: nothing of it is visible yet
+	}
 	if err == nil {
 		err = s.follow(head)
 	}

@@ -17,6 +17,7 @@ import (
 //	y <type> 0x00 <id>                     type index
 //	s <type>                               the schema registered for the type
 //	m head                                 the head: count, last hash, last time
+//	m restoring                            present while a restore writes the log
 //
 // Ids are 8-byte big-endian, so they sort numerically.
 const (
@@ -32,7 +33,10 @@ const (
 	terminator       = 0x00
 )
 
-var headKey = []byte{spaceMeta, 'h', 'e', 'a', 'd'}
+var (
+	headKey      = []byte{spaceMeta, 'h', 'e', 'a', 'd'}
+	restoringKey = []byte{spaceMeta, 'r', 'e', 's', 't', 'o', 'r', 'i', 'n', 'g'}
+)
 
 func appendID(dst []byte, id uint64) []byte {
 	return binary.BigEndian.AppendUint64(dst, id)

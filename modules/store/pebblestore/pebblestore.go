@@ -110,11 +110,29 @@ func (b *Backend) Head() (store.Head, error) {
 	if len(value) != 8+32+8 {
 		return store.Head{}, fmt.Errorf("head record has %d bytes, want 48", len(value))
 	}
-	return store.Head{
+	head := store.Head{
 		Count:    binary.BigEndian.Uint64(value[:8]),
 		LastHash: hex.EncodeToString(value[8:40]),
 		LastTime: time.Unix(0, int64(binary.BigEndian.Uint64(value[40:]))).UTC(),
-	}, nil
+	}
+	_, restoring, err := b.db.Get(restoringKey)
+	switch {
+	case err == nil:
+		head.Restoring = true
+		restoring.Close()
+	case !errors.Is(err, pebble.ErrNotFound):
+		return store.Head{}, fmt.Errorf("read head: %w", err)
+	}
+	return head, nil
+}
+
+// Reset deletes every key, synced: the store is empty.
+func (b *Backend) Reset() error {
+	err := guarded(func() error {
+		return b.db.DeleteRange([]byte{0}, []byte{0xff}, pebble.Sync)
+	})
+	b.head = nil
+	return err
 }
 
 func encodeHead(h store.Head) ([]byte, error) {
@@ -204,6 +222,15 @@ func (b *Backend) commit(records []store.Written, head store.Head, schemas []sto
 		return err
 	}
 	if err := batch.Set(headKey, headValue, nil); err != nil {
+		return err
+	}
+	switch {
+	case head.Restoring:
+		err = batch.Set(restoringKey, nil, nil)
+	case b.head != nil && b.head.Restoring:
+		err = batch.Delete(restoringKey, nil)
+	}
+	if err != nil {
 		return err
 	}
 	return batch.Commit(pebble.Sync)

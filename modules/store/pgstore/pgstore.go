@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.uber.org/zap"
 
+	"github.com/eventstore-service/eventstore/modules/event"
 	"github.com/eventstore-service/eventstore/modules/store"
 )
 
@@ -206,20 +207,41 @@ func timeout() (context.Context, context.CancelFunc) {
 func (b *Backend) Head() (store.Head, error) {
 	ctx, cancel := timeout()
 	defer cancel()
-	return scanHead(b.q.QueryRow(ctx, "SELECT event_count, last_hash, last_time_ns, commits FROM eventstore.head"))
+	return scanHead(b.q.QueryRow(ctx, "SELECT event_count, last_hash, last_time_ns, commits, restoring FROM eventstore.head"))
 }
 
 func scanHead(row pgx.Row) (store.Head, error) {
 	var count, ns, commits int64
 	var hash string
-	if err := row.Scan(&count, &hash, &ns, &commits); err != nil {
+	var restoring bool
+	if err := row.Scan(&count, &hash, &ns, &commits, &restoring); err != nil {
 		return store.Head{}, wrap(err, "read head")
 	}
-	h := store.Head{Count: uint64(count), LastHash: hash, Commits: uint64(commits)}
+	h := store.Head{Count: uint64(count), LastHash: hash, Commits: uint64(commits), Restoring: restoring}
 	if count > 0 {
 		h.LastTime = time.Unix(0, ns).UTC()
 	}
 	return h, nil
+}
+
+// Reset empties the database's log in one transaction under the head's
+// lock: events, subjects, event types, schemas; the head starts over (its
+// commit count goes on, so that the other nodes notice).
+func (b *Backend) Reset() error {
+	if b.snapshot != nil {
+		return errors.New("a snapshot backend is read-only")
+	}
+	ctx, cancel := timeout()
+	defer cancel()
+	err := pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
+		batch := &pgx.Batch{}
+		batch.Queue("SELECT 1 FROM eventstore.head FOR UPDATE")
+		batch.Queue("TRUNCATE eventstore.events, eventstore.subjects, eventstore.event_types, eventstore.schemas")
+		batch.Queue("UPDATE eventstore.head SET event_count = 0, last_hash = $1, last_time_ns = 0, commits = commits + 1, restoring = false", event.ZeroHash)
+		batch.Queue("SELECT pg_notify($1, $2)", channel, b.instance)
+		return tx.SendBatch(ctx, batch).Close()
+	})
+	return wrap(err, "empty the store")
 }
 
 // SizeOnDisk returns the bytes of the tables and indexes of the schema.

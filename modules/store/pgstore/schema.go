@@ -47,7 +47,8 @@ var migrations = []func(ctx context.Context, tx pgx.Tx) error{
 
 // createSchema creates the tables of version 1:
 //
-//	head        the one row every commit locks: event count, last hash, last time, commits
+//	head        the one row every commit locks: event count, last hash, last time, commits,
+//	            and whether a restore is writing the log
 //	events      the records with their subject and type, indexed by (subject, id),
 //	            (type, id) and (subject, type, id)
 //	subjects    every subject with events, with its tree key (store.TreeKey)
@@ -61,9 +62,10 @@ CREATE TABLE eventstore.head (
 	event_count bigint NOT NULL,
 	last_hash text NOT NULL,
 	last_time_ns bigint NOT NULL,
-	commits bigint NOT NULL
+	commits bigint NOT NULL,
+	restoring boolean NOT NULL
 );
-INSERT INTO eventstore.head VALUES (true, 0, '`+event.ZeroHash+`', 0, 0);
+INSERT INTO eventstore.head VALUES (true, 0, '`+event.ZeroHash+`', 0, 0, false);
 CREATE TABLE eventstore.events (
 	id bigint PRIMARY KEY,
 	subject text COLLATE "C" NOT NULL,

@@ -1,0 +1,158 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/eventstore-service/eventstore/modules/event"
+	"github.com/eventstore-service/eventstore/modules/store"
+	"github.com/eventstore-service/eventstore/modules/store/storetest"
+)
+
+// itemSource is a RestoreSource over fixed items, failing with err (unless
+// nil) where the items end.
+type itemSource struct {
+	items []store.RestoreItem
+	err   error
+}
+
+func (s *itemSource) Next() (store.RestoreItem, error) {
+	if len(s.items) == 0 {
+		if s.err != nil {
+			return store.RestoreItem{}, s.err
+		}
+		return store.RestoreItem{}, io.EOF
+	}
+	item := s.items[0]
+	s.items = s.items[1:]
+	return item, nil
+}
+
+// backupOf returns the items of a backup of s: its events, then a schema.
+func backupOf(t *testing.T, s *store.Store, schemaType string) []store.RestoreItem {
+	t.Helper()
+	var items []store.RestoreItem
+	it := s.Scan(store.Scan{From: 0, To: math.MaxUint64})
+	for it.Next() {
+		r := it.Record()
+		f, err := event.Decode(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := event.Record{ID: r.ID, JSON: append([]byte(nil), r.JSON...)}
+		items = append(items, store.RestoreItem{Line: len(items) + 1, Event: &store.Written{Record: rec, Subject: f.Subject, Type: f.Type}})
+	}
+	if err := it.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if schemaType != "" {
+		items = append(items, store.RestoreItem{Line: len(items) + 1, Schema: &store.SchemaWritten{Type: schemaType, Raw: []byte(`{"type":"object","properties":{}}`)}})
+	}
+	return items
+}
+
+// readAll returns the records of s in id order.
+func readAll(t *testing.T, s *store.Store) []string {
+	t.Helper()
+	var out []string
+	it := s.Scan(store.Scan{From: 0, To: math.MaxUint64})
+	for it.Next() {
+		out = append(out, string(it.Record().JSON))
+	}
+	if err := it.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestRestore(t *testing.T) {
+	storetest.Each(t, &pg, func(t *testing.T, b storetest.Backend) {
+		source := libraryStore(t, b)
+		items := backupOf(t, source, lib+"book-acquired")
+
+		open := b.New(t)
+		target := storetest.Start(t, open)
+		var progress []uint64
+		restored, err := target.Restore(context.Background(), &itemSource{items: items}, func(n uint64) { progress = append(progress, n) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if restored.Events != 7 || restored.Schemas != 1 || restored.HeadHash != items[6].Event.Record.Hash() || len(progress) == 0 || progress[len(progress)-1] != 7 {
+			t.Fatalf("restored %+v, progress %v", restored, progress)
+		}
+		if got, want := readAll(t, target), readAll(t, source); len(got) != 7 || got[6] != want[6] || got[0] != want[0] {
+			t.Fatalf("restored events differ:\n%v\n%v", got, want)
+		}
+		if et, found, _ := target.EventType(lib + "book-acquired"); !found || et.Schema == nil {
+			t.Fatal("the restored schema is not registered")
+		}
+		// New writes continue the chain.
+		next := write(t, target, candidate("/after", lib+"x", `{}`))
+		if next[0].ID != 7 {
+			t.Fatalf("the next write got id %d", next[0].ID)
+		}
+		// A store with events takes no backup.
+		if _, err := target.Restore(context.Background(), &itemSource{items: items}, nil); !errors.Is(err, store.ErrNotEmpty) {
+			t.Fatalf("restore into a store with events: %v", err)
+		}
+		storetest.Close(t, target)
+		backend, err := open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer backend.Close()
+		if n, err := storetest.Verify(context.Background(), backend); err != nil || n != 8 {
+			t.Fatalf("verify after the restore: %d events, %v", n, err)
+		}
+	})
+}
+
+func TestFailedRestoreLeavesTheStoreEmpty(t *testing.T) {
+	storetest.Each(t, &pg, func(t *testing.T, b storetest.Backend) {
+		source := libraryStore(t, b)
+		items := backupOf(t, source, "")
+		bad := &store.BackupError{Line: 6, Detail: "hash mismatch"}
+		target := storetest.Start(t, b.New(t))
+		_, err := target.Restore(context.Background(), &itemSource{items: items[:5], err: bad}, nil)
+		if !errors.Is(err, bad) {
+			t.Fatalf("restore of a bad backup: %v", err)
+		}
+		// A schema that a restored event does not match.
+		conflicting := append(backupOf(t, source, ""), store.RestoreItem{Line: 8,
+			Schema: &store.SchemaWritten{Type: lib + "book-acquired", Raw: []byte(`{"type":"object","properties":{"isbn":{"type":"string"}},"required":["isbn"]}`)}})
+		var backupErr *store.BackupError
+		if _, err := target.Restore(context.Background(), &itemSource{items: conflicting}, nil); !errors.As(err, &backupErr) || backupErr.Line != 8 {
+			t.Fatalf("restore with a schema the events do not match: %v", err)
+		}
+		if target.Durable() != 0 || len(readAll(t, target)) != 0 {
+			t.Fatalf("%d events left after failed restores", target.Durable())
+		}
+		if first := write(t, target, candidate("/a", lib+"x", `{}`)); first[0].ID != 0 {
+			t.Fatalf("the first write after failed restores got id %d", first[0].ID)
+		}
+	})
+}
+
+func TestCutOffRestoreIsUndoneAtStart(t *testing.T) {
+	storetest.Each(t, &pg, func(t *testing.T, b storetest.Backend) {
+		open := b.New(t)
+		backend, err := open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, r := event.Seal(nil, candidate("/a", lib+"x", `{}`), 0, time.Now(), []byte(event.ZeroHash))
+		storetest.Commit(t, backend, []store.Written{{Record: r, Subject: "/a", Type: lib + "x"}},
+			store.Head{Count: 1, LastHash: r.Hash(), LastTime: time.Now(), Commits: 1, Restoring: true}, nil)
+		if err := backend.Close(); err != nil {
+			t.Fatal(err)
+		}
+		s := storetest.Start(t, open)
+		if s.Durable() != 0 || len(readAll(t, s)) != 0 {
+			t.Fatalf("%d events after a start on a cut-off restore", s.Durable())
+		}
+	})
+}
