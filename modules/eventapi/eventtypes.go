@@ -34,7 +34,7 @@ func DecodeRegistration(body []byte) (string, *schema.Schema, error) {
 		return "", nil, err
 	}
 	if !event.ValidType(req.EventType) {
-		return "", nil, badRequest("invalid event type: %s", httpkit.Quote(req.EventType))
+		return "", nil, badRequest("invalid event type: %s", event.Quote(req.EventType))
 	}
 	if len(req.Schema) == 0 {
 		return "", nil, badRequest("invalid schema: schema must be a JSON object")
@@ -125,7 +125,7 @@ func (a *API) readEventType(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !event.ValidType(req.EventType) {
-		httpkit.WriteError(w, badRequest("invalid event type: %s", httpkit.Quote(req.EventType)))
+		httpkit.WriteError(w, badRequest("invalid event type: %s", event.Quote(req.EventType)))
 		return
 	}
 	et, found, err := a.store.EventType(req.EventType)
@@ -134,7 +134,7 @@ func (a *API) readEventType(w http.ResponseWriter, r *http.Request) {
 		httpkit.WriteError(w, a.readError(err))
 		return
 	case !found:
-		httpkit.WriteError(w, httpkit.Errorf(http.StatusNotFound, "event type %s not found", httpkit.Quote(req.EventType)))
+		httpkit.WriteError(w, httpkit.Errorf(http.StatusNotFound, "event type %s not found", event.Quote(req.EventType)))
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")

@@ -37,7 +37,7 @@ func DecodeObserve(body []byte) (ObserveOptions, error) {
 		return ObserveOptions{}, err
 	}
 	if !event.ValidSubject(req.Subject) {
-		return ObserveOptions{}, badRequest("invalid subject: %s", httpkit.Quote(req.Subject))
+		return ObserveOptions{}, badRequest("invalid subject: %s", event.Quote(req.Subject))
 	}
 	if err := httpkit.CheckOptions(req.Options, "recursive", "lowerBound", "fromLatestEvent"); err != nil {
 		return ObserveOptions{}, err

@@ -39,7 +39,7 @@ func DecodeRead(body []byte) (store.ReadOptions, error) {
 		return store.ReadOptions{}, err
 	}
 	if !event.ValidSubject(req.Subject) {
-		return store.ReadOptions{}, badRequest("invalid subject: %s", httpkit.Quote(req.Subject))
+		return store.ReadOptions{}, badRequest("invalid subject: %s", event.Quote(req.Subject))
 	}
 	if err := httpkit.CheckOptions(req.Options, "recursive", "order", "lowerBound", "upperBound", "fromLatestEvent"); err != nil {
 		return store.ReadOptions{}, err
@@ -55,7 +55,7 @@ func DecodeRead(body []byte) (store.ReadOptions, error) {
 		case "antichronological":
 			opts.Descending = true
 		default:
-			return store.ReadOptions{}, badRequest("invalid request: unknown order %s, expected 'chronological' or 'antichronological'", httpkit.Quote(*o.Order))
+			return store.ReadOptions{}, badRequest("invalid request: unknown order %s, expected 'chronological' or 'antichronological'", event.Quote(*o.Order))
 		}
 	}
 	var err error
@@ -85,7 +85,7 @@ func decodeBound(b *wireBound) (*store.Bound, error) {
 	}
 	id, ok := event.ParseID(b.ID)
 	if !ok {
-		return nil, badRequest("invalid event id: %s", httpkit.Quote(b.ID))
+		return nil, badRequest("invalid event id: %s", event.Quote(b.ID))
 	}
 	switch b.Type {
 	case "inclusive":
@@ -93,7 +93,7 @@ func decodeBound(b *wireBound) (*store.Bound, error) {
 	case "exclusive":
 		return &store.Bound{ID: id}, nil
 	}
-	return nil, badRequest("invalid request: unknown bound type %s, expected 'inclusive' or 'exclusive'", httpkit.Quote(b.Type))
+	return nil, badRequest("invalid request: unknown bound type %s, expected 'inclusive' or 'exclusive'", event.Quote(b.Type))
 }
 
 // decodeFromLatest validates fromLatestEvent; waitValue is the
@@ -106,9 +106,9 @@ func decodeFromLatest(f *wireFromLatest, waitValue string) (*store.FromLatest, e
 	}
 	switch {
 	case !event.ValidSubject(f.Subject):
-		return nil, badRequest("invalid subject: %s", httpkit.Quote(f.Subject))
+		return nil, badRequest("invalid subject: %s", event.Quote(f.Subject))
 	case !event.ValidType(f.Type):
-		return nil, badRequest("invalid event type: %s", httpkit.Quote(f.Type))
+		return nil, badRequest("invalid event type: %s", event.Quote(f.Type))
 	}
 	out := &store.FromLatest{Subject: f.Subject, Type: f.Type}
 	switch f.IfEventIsMissing {
@@ -116,7 +116,7 @@ func decodeFromLatest(f *wireFromLatest, waitValue string) (*store.FromLatest, e
 	case "read-everything", "observe-everything":
 		out.ReadEverything = true
 	default:
-		return nil, badRequest("invalid request: unknown ifEventIsMissing %s, expected '%s' or 'read-everything'", httpkit.Quote(f.IfEventIsMissing), waitValue)
+		return nil, badRequest("invalid request: unknown ifEventIsMissing %s, expected '%s' or 'read-everything'", event.Quote(f.IfEventIsMissing), waitValue)
 	}
 	return out, nil
 }
@@ -132,7 +132,7 @@ func DecodeSubjects(body []byte) (string, error) {
 		return "", err
 	}
 	if !event.ValidSubject(req.BaseSubject) {
-		return "", badRequest("invalid subject: %s", httpkit.Quote(req.BaseSubject))
+		return "", badRequest("invalid subject: %s", event.Quote(req.BaseSubject))
 	}
 	return req.BaseSubject, nil
 }

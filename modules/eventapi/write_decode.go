@@ -188,11 +188,11 @@ func scanData(sc *jsonscan.Scanner, buf []byte) (data []byte, dataErr error, _ [
 func validateCandidate(c *scannedCandidate, maxEventSize int64) error {
 	switch {
 	case !event.ValidSource(c.source):
-		return badRequest("invalid source: %s", httpkit.Quote(c.source))
+		return badRequest("invalid source: %s", event.Quote(c.source))
 	case !event.ValidSubject(c.subject):
-		return badRequest("invalid subject: %s", httpkit.Quote(c.subject))
+		return badRequest("invalid subject: %s", event.Quote(c.subject))
 	case !event.ValidType(c.eventType):
-		return badRequest("invalid event type: %s", httpkit.Quote(c.eventType))
+		return badRequest("invalid event type: %s", event.Quote(c.eventType))
 	case errors.Is(c.dataErr, jsonscan.ErrNotObject) || (c.data == nil && c.dataErr == nil):
 		return badRequest("invalid data: data must be a JSON object")
 	case c.dataErr != nil:
@@ -200,7 +200,7 @@ func validateCandidate(c *scannedCandidate, maxEventSize int64) error {
 	case int64(len(c.data)) > maxEventSize:
 		return badRequest("invalid data: event data exceeds the limit of %d bytes", maxEventSize)
 	case c.traceParent != "" && !event.ValidTraceParent(c.traceParent):
-		return badRequest("invalid traceparent: %s", httpkit.Quote(c.traceParent))
+		return badRequest("invalid traceparent: %s", event.Quote(c.traceParent))
 	case c.traceState != "" && c.traceParent == "":
 		return badRequest("invalid tracestate: tracestate requires traceparent")
 	case len(c.traceState) > event.MaxTraceStateLength:
@@ -236,7 +236,7 @@ func decodePrecondition(p wirePrecondition, condition ConditionFunc) (store.Prec
 	}
 	kind, known := kinds[p.Type]
 	if !known && p.Type != "isEventQlQueryTrue" {
-		return store.Precondition{}, badRequest("invalid precondition: unknown type %s", httpkit.Quote(p.Type))
+		return store.Precondition{}, badRequest("invalid precondition: unknown type %s", event.Quote(p.Type))
 	}
 	if len(p.Payload) == 0 || string(p.Payload) == "null" {
 		return store.Precondition{}, badRequest("invalid precondition: missing payload")
@@ -254,13 +254,13 @@ func decodePrecondition(p wirePrecondition, condition ConditionFunc) (store.Prec
 	}
 	subject := deref(payload.Subject)
 	if !event.ValidSubject(subject) {
-		return store.Precondition{}, badRequest("invalid precondition: invalid subject: %s", httpkit.Quote(subject))
+		return store.Precondition{}, badRequest("invalid precondition: invalid subject: %s", event.Quote(subject))
 	}
 	pc := store.Precondition{Kind: kind, Subject: subject}
 	if kind == store.SubjectOnEventID {
 		id, ok := event.ParseID(deref(payload.EventID))
 		if !ok {
-			return store.Precondition{}, badRequest("invalid precondition: invalid event id: %s", httpkit.Quote(deref(payload.EventID)))
+			return store.Precondition{}, badRequest("invalid precondition: invalid event id: %s", event.Quote(deref(payload.EventID)))
 		}
 		pc.EventID = id
 	}

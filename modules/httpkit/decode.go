@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"strings"
+
+	"github.com/eventstore-service/eventstore/modules/event"
 )
 
 // MaxDepth is the deepest JSON nesting a request body may have.
@@ -99,7 +101,7 @@ func CheckOptions(raw json.RawMessage, known ...string) error {
 		}
 		key, _ := tok.(string)
 		if !containsFold(known, key) {
-			return Errorf(http.StatusBadRequest, "invalid request: unknown option %s", Quote(key))
+			return Errorf(http.StatusBadRequest, "invalid request: unknown option %s", event.Quote(key))
 		}
 		var skip json.RawMessage
 		if err := dec.Decode(&skip); err != nil {

@@ -5,7 +5,8 @@ import (
 	"errors"
 	"reflect"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/eventstore-service/eventstore/modules/event"
 )
 
 // DescribeJSONError describes an error of encoding/json in the API's words,
@@ -21,7 +22,7 @@ func DescribeJSONError(err error, top string) string {
 	if typeErr.Field == "" {
 		return top + " must be " + want
 	}
-	return "field " + Quote(typeErr.Field) + " must be " + want
+	return "field " + event.Quote(typeErr.Field) + " must be " + want
 }
 
 // kindName names the JSON value a Go type decodes from.
@@ -46,21 +47,4 @@ func kindName(t reflect.Type) string {
 		return "a JSON object"
 	}
 	return "a JSON value"
-}
-
-// quoteLimit is how many bytes of a client's value an error message quotes.
-const quoteLimit = 100
-
-// Quote returns a client's value in single quotes for an error message, cut
-// after 100 bytes (at a character boundary) with "…", so that a huge
-// invalid value does not come back as a huge error.
-func Quote(s string) string {
-	if len(s) <= quoteLimit {
-		return "'" + s + "'"
-	}
-	cut := quoteLimit
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return "'" + s[:cut] + "…'"
 }

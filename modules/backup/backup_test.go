@@ -1,0 +1,157 @@
+package backup_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/eventstore-service/eventstore/modules/backup"
+	"github.com/eventstore-service/eventstore/modules/event"
+	"github.com/eventstore-service/eventstore/modules/jsonscan"
+	"github.com/eventstore-service/eventstore/modules/store"
+	"github.com/eventstore-service/eventstore/modules/store/storetest"
+)
+
+// storeWithEvents returns a store of varied events: trace fields,
+// non-ASCII and HTML-escaped data, big numbers.
+func storeWithEvents(t *testing.T) *store.Store {
+	t.Helper()
+	s := storetest.Open(t, t.TempDir(), nil)
+	t.Cleanup(func() { storetest.Close(t, s) })
+	var cs []event.Candidate
+	for i := 0; i < 30; i++ {
+		c := event.Candidate{Source: "https://x.example", Subject: fmt.Sprintf("/books/%d", i%4), Type: "io.example.thing",
+			Data: []byte(fmt.Sprintf(`{"n":%d,"text":"Grüße \u003ca\u0026b\u003e","views":12345678901234567890}`, i))}
+		if i%3 == 0 {
+			c.TraceParent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+			c.TraceState = "rojo=00f067aa0ba902b7"
+		}
+		cs = append(cs, c)
+	}
+	if _, err := s.Write(context.Background(), cs, nil); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// backupLines returns the backup of s as lines, with one schema line.
+func backupLines(t *testing.T, s *store.Store) []string {
+	t.Helper()
+	var out []string
+	var sc jsonscan.Scanner
+	it := s.Scan(store.Scan{From: 0, To: math.MaxUint64})
+	for it.Next() {
+		line, err := backup.AppendEvent(nil, it.Record(), &sc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, string(line))
+	}
+	if err := it.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return append(out, string(backup.AppendSchema(nil, "io.example.thing", []byte(`{"type":"object","properties":{}}`))))
+}
+
+// readAll reads a backup to its end: the events' records and the error.
+func readAll(in string) ([]string, int, error) {
+	r := backup.NewReader(strings.NewReader(in), 1<<20)
+	var records []string
+	schemas := 0
+	for {
+		item, err := r.Next()
+		if err == io.EOF {
+			return records, schemas, nil
+		}
+		if err != nil {
+			return records, schemas, err
+		}
+		if item.Event != nil {
+			records = append(records, string(item.Event.Record.JSON))
+		} else {
+			schemas++
+		}
+	}
+}
+
+func TestRoundTrip(t *testing.T) {
+	s := storeWithEvents(t)
+	lines := backupLines(t, s)
+	first := lines[0]
+	if !strings.HasPrefix(first, `{"type":"event","payload":{"event":{"specversion":"1.0","id":"0","time":"`) ||
+		!strings.Contains(first, `"datacontenttype":"application/json","traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01","tracestate":"rojo=00f067aa0ba902b7","predecessorhash":"0000000000000000000000000000000000000000000000000000000000000000","data":{"n":0,"text":"Grüße \u003ca\u0026b\u003e","views":12345678901234567890}},"hash":"`) {
+		t.Fatalf("event line: %s", first)
+	}
+	records, schemas, err := readAll(strings.Join(lines, ""))
+	if err != nil || len(records) != 30 || schemas != 1 {
+		t.Fatalf("read %d events, %d schemas: %v", len(records), schemas, err)
+	}
+	it := s.Scan(store.Scan{From: 0, To: math.MaxUint64})
+	for i := 0; it.Next(); i++ {
+		if records[i] != string(it.Record().JSON) {
+			t.Fatalf("event %d reads back as\n%s\nnot\n%s", i, records[i], it.Record().JSON)
+		}
+	}
+	it.Close()
+}
+
+func TestBadBackupsAreRefusedAtTheirLine(t *testing.T) {
+	lines := backupLines(t, storeWithEvents(t))
+	replace := func(i int, old, new string) []string {
+		out := append([]string(nil), lines...)
+		out[i] = strings.Replace(out[i], old, new, 1)
+		return out
+	}
+	flipped := append([]string(nil), lines...)
+	flipped[5] = strings.Replace(flipped[5], `"n":5`, `"n":6`, 1)
+	cases := []struct {
+		name   string
+		lines  []string
+		cut    bool
+		line   int
+		detail string
+	}{
+		{"a changed byte in data", flipped, false, 6, "does not match the event"},
+		{"a broken link", replace(7, `"predecessorhash":"`, `"predecessorhash":"f`), false, 8, "is not the hash"},
+		{"a missing line", append(append([]string(nil), lines[:10]...), lines[11:]...), false, 11, "event 11 where event 10 was due"},
+		{"lines in another order", append(append(append([]string(nil), lines[:3]...), lines[4], lines[3]), lines[5:]...), false, 4, "event 4 where event 3 was due"},
+		{"an error line", append(append([]string(nil), lines[:12]...), `{"type":"error","payload":{"error":"internal error: storage read failed"}}`+"\n"), false, 13, "an error line"},
+		{"a cut-off file", lines, true, 31, "cut off"},
+		{"an unknown line type", append([]string{`{"type":"comment","payload":{}}` + "\n"}, lines...), false, 1, `unknown line type "comment"`},
+		{"data not canonical", replace(2, `{"n":2,`, `{"n": 2,`), false, 3, "not in canonical form"},
+		{"an event after the schemas", append(append([]string(nil), lines...), lines[0]), false, 32, "an event after the schemas"},
+		{"malformed JSON", replace(4, `{"type":"event"`, `{"type":"event",`), false, 5, "malformed line"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			in := strings.Join(tc.lines, "")
+			if tc.cut {
+				in = in[:len(in)-20]
+			}
+			_, _, err := readAll(in)
+			var backupErr *store.BackupError
+			if !errors.As(err, &backupErr) || backupErr.Line != tc.line || !strings.Contains(backupErr.Detail, tc.detail) {
+				t.Fatalf("error %v, want line %d: …%s…", err, tc.line, tc.detail)
+			}
+		})
+	}
+}
+
+func TestRestoreFromABackup(t *testing.T) {
+	source := storeWithEvents(t)
+	in := strings.Join(backupLines(t, source), "")
+	target := storetest.Open(t, t.TempDir(), nil)
+	defer storetest.Close(t, target)
+	restored, err := target.Restore(context.Background(), backup.NewReader(bytes.NewReader([]byte(in)), 1<<20), nil)
+	if err != nil || restored.Events != 30 || restored.Schemas != 1 {
+		t.Fatalf("restored %+v: %v", restored, err)
+	}
+	if string(backupLines(t, target)[29]) != string(backupLines(t, source)[29]) {
+		t.Fatal("the restored store backs up differently")
+	}
+}

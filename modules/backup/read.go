@@ -1,0 +1,153 @@
+package backup
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/eventstore-service/eventstore/modules/event"
+	"github.com/eventstore-service/eventstore/modules/jsonscan"
+	"github.com/eventstore-service/eventstore/modules/store"
+)
+
+// Reader reads and proves the lines of a backup; it is a
+// store.RestoreSource. A bad line ends it with a *store.BackupError that
+// names the line.
+type Reader struct {
+	in           *bufio.Reader
+	maxEventSize int64
+	sc           jsonscan.Scanner
+	line         int
+	next         uint64 // the id the next event must have
+	prevHash     []byte
+	prevTime     string
+	schemas      bool // a schema line was read: no event may follow
+	buf          []byte
+	record       []byte // the record of the last event, reused
+}
+
+// NewReader returns a Reader of in; the data of an event may have at most
+// maxEventSize canonical bytes (0: no bound).
+func NewReader(in io.Reader, maxEventSize int64) *Reader {
+	return &Reader{in: bufio.NewReaderSize(in, 1<<20), maxEventSize: maxEventSize, prevHash: []byte(event.ZeroHash)}
+}
+
+// Next returns the next line's event or schema, io.EOF after the last. An
+// event's record is valid until the next call.
+func (r *Reader) Next() (store.RestoreItem, error) {
+	for {
+		line, err := r.readLine()
+		if err != nil {
+			return store.RestoreItem{}, err
+		}
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		item, err := r.parse(line)
+		if err != nil {
+			var backupErr *store.BackupError
+			if !errors.As(err, &backupErr) {
+				err = &store.BackupError{Line: r.line, Detail: err.Error()}
+			}
+			return store.RestoreItem{}, err
+		}
+		item.Line = r.line
+		return item, nil
+	}
+}
+
+// readLine returns the next line without its newline; a last line without
+// one was cut off.
+func (r *Reader) readLine() ([]byte, error) {
+	r.buf = r.buf[:0]
+	for {
+		part, err := r.in.ReadSlice('\n')
+		r.buf = append(r.buf, part...)
+		switch {
+		case err == nil:
+			r.line++
+			return r.buf[:len(r.buf)-1], nil
+		case err == bufio.ErrBufferFull:
+			continue
+		case err == io.EOF && len(r.buf) == 0:
+			return nil, io.EOF
+		case err == io.EOF:
+			r.line++
+			return nil, &store.BackupError{Line: r.line, Detail: "the line is cut off (no newline at the end of the backup)"}
+		default:
+			return nil, fmt.Errorf("read the backup: %w", err)
+		}
+	}
+}
+
+// parse reads one line: its type and payload.
+func (r *Reader) parse(line []byte) (store.RestoreItem, error) {
+	var lineType, payload []byte
+	r.sc.Reset(line)
+	err := r.sc.ObjectBytes(func(key []byte) error {
+		var err error
+		switch string(key) {
+		case "type":
+			lineType, err = r.sc.StringBytes()
+			lineType = bytes.Clone(lineType)
+		case "payload":
+			payload, err = r.sc.Raw()
+		default:
+			err = fmt.Errorf("unknown member %q", key)
+		}
+		return err
+	})
+	if err == nil {
+		err = r.sc.End()
+	}
+	if err != nil {
+		return store.RestoreItem{}, fmt.Errorf("malformed line: %w", err)
+	}
+	switch string(lineType) {
+	case "event":
+		if r.schemas {
+			return store.RestoreItem{}, errors.New("an event after the schemas")
+		}
+		w, err := r.event(payload)
+		return store.RestoreItem{Event: w}, err
+	case "schema":
+		r.schemas = true
+		sw, err := r.schema(payload)
+		return store.RestoreItem{Schema: sw}, err
+	case "error":
+		return store.RestoreItem{}, fmt.Errorf("an error line: the backup ended with an error: %s", payload)
+	}
+	return store.RestoreItem{}, fmt.Errorf("unknown line type %q", lineType)
+}
+
+// schema reads the payload of a schema line.
+func (r *Reader) schema(payload []byte) (*store.SchemaWritten, error) {
+	var sw store.SchemaWritten
+	r.sc.Reset(payload)
+	err := r.sc.Object(func(key string) error {
+		var err error
+		switch key {
+		case "eventType":
+			sw.Type, _, err = r.sc.String()
+		case "schema":
+			var raw []byte
+			if raw, err = r.sc.Raw(); err == nil {
+				sw.Raw = bytes.Clone(raw)
+			}
+		default:
+			err = fmt.Errorf("unknown member %q", key)
+		}
+		return err
+	})
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("malformed schema line: %w", err)
+	case !event.ValidType(sw.Type):
+		return nil, fmt.Errorf("invalid event type: %s", event.Quote(sw.Type))
+	case len(sw.Raw) == 0 || sw.Raw[0] != '{':
+		return nil, fmt.Errorf("the schema of %s is not a JSON object", sw.Type)
+	}
+	return &sw, nil
+}

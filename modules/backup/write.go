@@ -1,0 +1,53 @@
+package backup
+
+import (
+	"github.com/eventstore-service/eventstore/modules/event"
+	"github.com/eventstore-service/eventstore/modules/jsonscan"
+)
+
+// AppendEvent appends the backup line of a stored record, with its newline:
+//
+//	{"type":"event","payload":{"event":{"specversion":…,"id":…,"time":…,"source":…,
+//	"subject":…,"type":…,"datacontenttype":…[,"traceparent":…][,"tracestate":…],
+//	"predecessorhash":…,"data":…},"hash":…}}
+//
+// The members' bytes are copied as stored, so data stays the canonical
+// bytes its hash was computed over.
+func AppendEvent(dst []byte, r event.Record, sc *jsonscan.Scanner) ([]byte, error) {
+	m, err := r.Split(sc)
+	if err != nil {
+		return dst, err
+	}
+	dst = append(dst, `{"type":"event","payload":{"event":{`...)
+	for i, member := range backupOrder {
+		if m[member] == nil {
+			continue // an optional member the record lacks
+		}
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, '"')
+		dst = append(dst, member.Name()...)
+		dst = append(dst, '"', ':')
+		dst = append(dst, m[member]...)
+	}
+	dst = append(dst, `},"hash":`...)
+	dst = append(dst, m[event.MemberHash]...)
+	return append(dst, '}', '}', '\n'), nil
+}
+
+// backupOrder is the order of the members of a backup's event.
+var backupOrder = []event.Member{
+	event.MemberSpecVersion, event.MemberID, event.MemberTime, event.MemberSource, event.MemberSubject, event.MemberType,
+	event.MemberDataContentType, event.MemberTraceParent, event.MemberTraceState, event.MemberPredecessorHash, event.MemberData,
+}
+
+// AppendSchema appends the backup line of a registered schema, with its
+// newline.
+func AppendSchema(dst []byte, eventType string, raw []byte) []byte {
+	dst = append(dst, `{"type":"schema","payload":{"eventType":`...)
+	dst = jsonscan.AppendString(dst, eventType)
+	dst = append(dst, `,"schema":`...)
+	dst = append(dst, raw...)
+	return append(dst, '}', '}', '\n')
+}
