@@ -34,6 +34,9 @@ var (
 	ErrUnauthorized = &Error{Status: http.StatusUnauthorized, Message: "unauthorized"}
 	// ErrShuttingDown answers requests while the service shuts down.
 	ErrShuttingDown = &Error{Status: http.StatusServiceUnavailable, Message: "service unavailable: shutting down"}
+	// ErrRestoring answers every request but ping, health and the restore
+	// while a restore runs.
+	ErrRestoring = &Error{Status: http.StatusServiceUnavailable, Message: "service unavailable: restore in progress", RetryAfter: 1}
 	// ErrReadOnly answers writes and registrations in read-only mode.
 	ErrReadOnly = &Error{Status: http.StatusServiceUnavailable, Message: "service unavailable: read-only mode"}
 	// ErrUnknownRoute answers requests that match no route.

@@ -17,6 +17,13 @@ type Route struct {
 	// Public routes under /api/ answer without the token (ping); every
 	// other route there requires it.
 	Public bool
+	// DuringRestore lets the handler answer while a restore runs (ping,
+	// health, the restore itself); the server answers 503 for every other
+	// route then.
+	DuringRestore bool
+	// UnlimitedBody exempts the body from the request size limit and the
+	// body read deadline (a restore's backup, streamed).
+	UnlimitedBody bool
 	// DuringShutdown lets the handler answer while the service shuts down;
 	// the server answers 503 for every other route then.
 	DuringShutdown bool

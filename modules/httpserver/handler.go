@@ -24,8 +24,8 @@ type HandlerOptions struct {
 	Version string
 	// MaxRequestSize caps request bodies.
 	MaxRequestSize int64
-	// ShuttingDown tells the router to answer 503.
-	ShuttingDown func() bool
+	// ShuttingDown and Restoring tell the router to answer 503.
+	ShuttingDown, Restoring func() bool
 	// Auth checks the token.
 	Auth *auth.Authenticator
 	// Metrics records requests.
@@ -36,13 +36,23 @@ type HandlerOptions struct {
 
 // NewHandler returns the handler of both listeners.
 func NewHandler(opts HandlerOptions) (http.Handler, error) {
-	rt, err := newRouter(opts.Routes, opts.ShuttingDown)
+	restoring := opts.Restoring
+	if restoring == nil {
+		restoring = func() bool { return false }
+	}
+	rt, err := newRouter(opts.Routes, opts.ShuttingDown, restoring)
 	if err != nil {
 		return nil, err
 	}
 	var h http.Handler = rt
 	h = crossOrigin(h)
-	h = limits(opts.MaxRequestSize, h)
+	unlimited := map[string]bool{}
+	for _, route := range opts.Routes {
+		if route.UnlimitedBody {
+			unlimited[route.Path] = true
+		}
+	}
+	h = limits(opts.MaxRequestSize, unlimited, h)
 	var public []string
 	for _, route := range opts.Routes {
 		if route.Public {

@@ -25,6 +25,7 @@ const token = "0123456789abcdefghijABCDEFGHIJ-token"
 type fixture struct {
 	handler      http.Handler
 	shuttingDown *atomic.Bool
+	restoring    *atomic.Bool
 	reg          *prometheus.Registry
 	logs         *observer.ObservedLogs
 }
@@ -42,7 +43,7 @@ func newFixture(t *testing.T) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fixture{shuttingDown: new(atomic.Bool), reg: reg, logs: logs}
+	f := &fixture{shuttingDown: new(atomic.Bool), restoring: new(atomic.Bool), reg: reg, logs: logs}
 	read := func(w http.ResponseWriter, r *http.Request) {
 		if _, err := io.ReadAll(r.Body); err != nil {
 			httpkit.WriteError(w, err)
@@ -52,8 +53,9 @@ func newFixture(t *testing.T) *fixture {
 	}
 	f.handler, err = NewHandler(HandlerOptions{
 		Routes: []httpkit.Route{
-			{Method: "GET", Path: "/api/v1/ping", Public: true, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "pong") })},
-			{Method: "GET", Path: "/api/v1/health", DuringShutdown: true, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "health") })},
+			{Method: "GET", Path: "/api/v1/ping", Public: true, DuringRestore: true, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "pong") })},
+			{Method: "POST", Path: "/api/v1/restore", UnlimitedBody: true, DuringRestore: true, Handler: http.HandlerFunc(read)},
+			{Method: "GET", Path: "/api/v1/health", DuringShutdown: true, DuringRestore: true, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "health") })},
 			{Method: "POST", Path: "/api/v1/read", Handler: http.HandlerFunc(read)},
 			{Method: "POST", Path: "/api/v1/panic", Handler: http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic("boom") })},
 			{Method: "GET", Path: "/", Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "ui") })},
@@ -61,6 +63,7 @@ func newFixture(t *testing.T) *fixture {
 		Version:        "1.2.3",
 		MaxRequestSize: 8,
 		ShuttingDown:   f.shuttingDown.Load,
+		Restoring:      f.restoring.Load,
 		Auth:           a,
 		Metrics:        m,
 		Log:            log,
@@ -91,6 +94,7 @@ func TestChain(t *testing.T) {
 		method, path, auth   string
 		body                 string
 		shuttingDown         bool
+		restoring            bool
 		status               int
 		wantBody, wantHeader string
 	}{
@@ -112,11 +116,18 @@ func TestChain(t *testing.T) {
 		{name: "unknown route while shutting down", method: "GET", path: "/api/v1/nope", auth: bearer, shuttingDown: true, status: 503},
 		{name: "token checked before shutdown", method: "POST", path: "/api/v1/read", shuttingDown: true, status: 401, wantBody: "unauthorized\n"},
 		{name: "health answers while shutting down", method: "GET", path: "/api/v1/health", auth: bearer, shuttingDown: true, status: 200, wantBody: "health"},
+		{name: "ping answers during a restore", method: "GET", path: "/api/v1/ping", restoring: true, status: 200, wantBody: "pong"},
+		{name: "health answers during a restore", method: "GET", path: "/api/v1/health", auth: bearer, restoring: true, status: 200, wantBody: "health"},
+		{name: "other routes wait for the restore", method: "POST", path: "/api/v1/read", auth: bearer, restoring: true, status: 503, wantBody: "service unavailable: restore in progress\n", wantHeader: "Retry-After: 1"},
+		{name: "unknown routes wait for the restore", method: "GET", path: "/nope", restoring: true, status: 503},
+		{name: "the token comes first during a restore", method: "POST", path: "/api/v1/read", restoring: true, status: 401},
+		{name: "a restore's body has no size limit", method: "POST", path: "/api/v1/restore", auth: bearer, body: "123456789", status: 200, wantBody: "read"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t)
 			f.shuttingDown.Store(tc.shuttingDown)
+			f.restoring.Store(tc.restoring)
 			rec := f.do(tc.method, tc.path, tc.auth, tc.body)
 			if rec.Code != tc.status {
 				t.Fatalf("status %d, want %d (body %q)", rec.Code, tc.status, rec.Body.String())
@@ -191,7 +202,8 @@ eventstore_http_requests_total{code="500",method="POST",route="/api/v1/panic"} 1
 
 func TestDuplicateRoute(t *testing.T) {
 	h := http.NotFoundHandler()
-	_, err := newRouter([]httpkit.Route{{Method: "GET", Path: "/a", Handler: h}, {Method: "POST", Path: "/a", Handler: h}}, func() bool { return false })
+	never := func() bool { return false }
+	_, err := newRouter([]httpkit.Route{{Method: "GET", Path: "/a", Handler: h}, {Method: "POST", Path: "/a", Handler: h}}, never, never)
 	if err == nil || !strings.Contains(err.Error(), "registered twice") {
 		t.Fatalf("duplicate route: %v", err)
 	}

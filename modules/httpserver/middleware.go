@@ -72,9 +72,14 @@ func observe(rt *router, m *metrics.HTTP, log *zap.Logger, next http.Handler) ht
 }
 
 // limits caps the request body at maxBody bytes (413 when a handler reads
-// past it) and sets the read and write deadlines of a non-streaming request.
-func limits(maxBody int64, next http.Handler) http.Handler {
+// past it) and sets the read and write deadlines of a non-streaming request;
+// the paths in unlimited (a restore's streamed backup) have neither.
+func limits(maxBody int64, unlimited map[string]bool, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if unlimited[r.URL.Path] {
+			next.ServeHTTP(w, r)
+			return
+		}
 		r.Body = http.MaxBytesReader(w, r.Body, maxBody)
 		rc := http.NewResponseController(w)
 		now := time.Now()

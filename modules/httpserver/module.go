@@ -53,6 +53,7 @@ func newHandler(p handlerParams) (http.Handler, error) {
 		Version:        p.Build.Version,
 		MaxRequestSize: p.Config.MaxRequestSize,
 		ShuttingDown:   p.State.ShuttingDown,
+		Restoring:      p.State.Restoring,
 		Auth:           p.Auth,
 		Metrics:        p.Metrics,
 		Log:            p.Log.Named("http"),

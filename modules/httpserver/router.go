@@ -9,19 +9,19 @@ import (
 	"github.com/eventstore-service/eventstore/modules/httpkit"
 )
 
-// router matches paths with gorilla/mux and checks, per route, the shutdown
-// state and the method, so that every route (and the 404 answer) behaves the
-// same way: 503 while shutting down unless the route opts out, 405 with an
-// Allow header for a wrong method.
+// router matches paths with gorilla/mux and checks, per route, the state of
+// the service and the method, so that every route (and the 404 answer)
+// behaves the same way: 503 while shutting down or while a restore runs,
+// unless the route opts out, 405 with an Allow header for a wrong method.
 type router struct {
-	mux          *mux.Router
-	shuttingDown func() bool
+	mux                     *mux.Router
+	shuttingDown, restoring func() bool
 }
 
-func newRouter(routes []httpkit.Route, shuttingDown func() bool) (*router, error) {
+func newRouter(routes []httpkit.Route, shuttingDown, restoring func() bool) (*router, error) {
 	// Paths are matched as sent: no redirect to a cleaned path, which would
 	// answer an unauthenticated //api/... with a 301 instead of 401.
-	rt := &router{mux: mux.NewRouter().SkipClean(true), shuttingDown: shuttingDown}
+	rt := &router{mux: mux.NewRouter().SkipClean(true), shuttingDown: shuttingDown, restoring: restoring}
 	seen := make(map[string]bool, len(routes))
 	for _, route := range routes {
 		if seen[route.Path] {
@@ -30,7 +30,7 @@ func newRouter(routes []httpkit.Route, shuttingDown func() bool) (*router, error
 		seen[route.Path] = true
 		rt.mux.Handle(route.Path, rt.serve(route))
 	}
-	rt.mux.NotFoundHandler = rt.gate(false, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	rt.mux.NotFoundHandler = rt.gate(httpkit.Route{}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		httpkit.WriteError(w, httpkit.ErrUnknownRoute)
 	}))
 	return rt, nil
@@ -50,7 +50,7 @@ func (rt *router) template(r *http.Request) string {
 }
 
 func (rt *router) serve(route httpkit.Route) http.Handler {
-	return rt.gate(route.DuringShutdown, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return rt.gate(route, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != route.Method && (route.Method != http.MethodGet || r.Method != http.MethodHead) {
 			w.Header().Set("Allow", route.Method)
 			httpkit.WriteError(w, httpkit.Errorf(http.StatusMethodNotAllowed, "method not allowed: use %s", route.Method))
@@ -60,16 +60,17 @@ func (rt *router) serve(route httpkit.Route) http.Handler {
 	}))
 }
 
-// gate answers 503 while the service shuts down, unless duringShutdown.
-func (rt *router) gate(duringShutdown bool, next http.Handler) http.Handler {
-	if duringShutdown {
-		return next
-	}
+// gate answers 503 while the service shuts down or a restore runs, unless
+// route opts out.
+func (rt *router) gate(route httpkit.Route, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if rt.shuttingDown() {
+		switch {
+		case !route.DuringShutdown && rt.shuttingDown():
 			httpkit.WriteError(w, httpkit.ErrShuttingDown)
-			return
+		case !route.DuringRestore && rt.restoring():
+			httpkit.WriteError(w, httpkit.ErrRestoring)
+		default:
+			next.ServeHTTP(w, r)
 		}
-		next.ServeHTTP(w, r)
 	})
 }

@@ -37,6 +37,7 @@ func (p Phase) String() string {
 // whether to answer 503; streams wait on Stopping to end themselves.
 type State struct {
 	phase        atomic.Int32
+	restoring    atomic.Bool
 	shutdownOnce sync.Once
 	stopping     context.Context
 	stop         context.CancelFunc
@@ -91,6 +92,17 @@ func (s *State) Drain(ctx context.Context, d time.Duration) error {
 		return ctx.Err()
 	}
 }
+
+// BeginRestore marks a restore as running, unless one already is (then it
+// returns false). While one runs, the service answers only ping, health and
+// the restore itself.
+func (s *State) BeginRestore() bool { return s.restoring.CompareAndSwap(false, true) }
+
+// EndRestore marks the restore as over.
+func (s *State) EndRestore() { s.restoring.Store(false) }
+
+// Restoring reports whether a restore is running.
+func (s *State) Restoring() bool { return s.restoring.Load() }
 
 // MarkStopped enters Stopped.
 func (s *State) MarkStopped() {

@@ -57,6 +57,7 @@ type SchemaWritten struct {
 type registry struct {
 	mu      sync.RWMutex
 	schemas map[string]*schema.Schema
+	order   []string // the types in registration order
 	version atomic.Uint64
 }
 
@@ -68,13 +69,29 @@ func (r *registry) get(eventType string) *schema.Schema {
 	return r.schemas[eventType]
 }
 
-func (r *registry) add(registered map[string]*schema.Schema) {
+// add registers the schemas of types, in this order.
+func (r *registry) add(types []string, registered map[string]*schema.Schema) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for t, s := range registered {
-		r.schemas[t] = s
+	for _, t := range types {
+		if r.schemas[t] == nil {
+			r.order = append(r.order, t)
+		}
+		r.schemas[t] = registered[t]
 	}
 	r.version.Add(1)
+}
+
+// ordered returns the registered schemas in registration order, and the
+// same as a map.
+func (r *registry) ordered() ([]SchemaWritten, map[string]*schema.Schema) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := make([]SchemaWritten, len(r.order))
+	for i, t := range r.order {
+		out[i] = SchemaWritten{Type: t, Raw: r.schemas[t].Raw}
+	}
+	return out, maps.Clone(r.schemas)
 }
 
 // snapshot returns a copy of the registered schemas.

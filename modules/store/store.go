@@ -172,14 +172,15 @@ func (s *Store) loadSchemas(b Backend) error {
 		return fmt.Errorf("read schemas: %w", err)
 	}
 	compiled := make(map[string]*schema.Schema, len(stored))
-	for _, sw := range stored {
+	types := make([]string, len(stored))
+	for i, sw := range stored {
 		sch, err := schema.Compile(sw.Raw)
 		if err != nil {
 			return corruption("stored schema of %s: %v", sw.Type, err)
 		}
-		compiled[sw.Type] = sch
+		compiled[sw.Type], types[i] = sch, sw.Type
 	}
-	s.schemas.add(compiled)
+	s.schemas.add(types, compiled)
 	return nil
 }
 

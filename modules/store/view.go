@@ -23,6 +23,7 @@ type View struct {
 	// schemaVersion is the registry's version read before schemas was
 	// copied: a later version may have changed them.
 	schemaVersion uint64
+	ordered       []SchemaWritten // the committed schemas in registration order
 }
 
 // View returns the state durable now. It stays the same however the log
@@ -30,8 +31,15 @@ type View struct {
 func (s *Store) View() *View {
 	count := s.visible()
 	version := s.schemas.version.Load()
-	return &View{backend: s.backend, recent: s.recent, count: count, schemas: s.schemas.snapshot(), schemaVersion: version}
+	ordered, schemas := s.schemas.ordered()
+	return &View{backend: s.backend, recent: s.recent, count: count, schemas: schemas, schemaVersion: version, ordered: ordered}
 }
+
+// Schemas returns the schemas registered in the view in registration order,
+// as far as the backend keeps it: PostgreSQL keeps it; Pebble does not, so
+// there the schemas registered before the store last started come first, by
+// event type.
+func (v *View) Schemas() []SchemaWritten { return v.ordered }
 
 // Count returns the number of events in the view.
 func (v *View) Count() uint64 { return v.count + uint64(len(v.pending)) }

@@ -274,7 +274,11 @@ func (s *Store) publish(g *groupState, start time.Time) {
 	done := time.Now()
 	s.head = g.head
 	if len(g.registered) > 0 {
-		s.schemas.add(g.registered)
+		types := make([]string, len(g.registrations))
+		for i, r := range g.registrations {
+			types[i] = r.Type
+		}
+		s.schemas.add(types, g.registered)
 	}
 	s.advance(g.written)
 	s.rec.Committed(len(g.written), done.Sub(start))
