@@ -75,7 +75,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			if c.Args().Present() {
 				return usageError(fmt.Errorf("unknown command %q (see --help)", c.Args().First()))
 			}
-			return usageError(errors.New("a command is required: run, verify, bench, diagnostics or version (see --help)"))
+			return usageError(errors.New("a command is required: run, verify, backup, restore, bench, diagnostics or version (see --help)"))
 		},
 		Commands: []*cli.Command{
 			{
@@ -88,6 +88,8 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			verifyCommand(),
 			benchCommand(),
 			diagnosticsCommand(),
+			backupCommand(),
+			restoreCommand(),
 			{
 				Name:  "version",
 				Usage: "print version, revision and Go version",

@@ -259,7 +259,19 @@ func (inst *Instance) Do(method, path, token, body string, header ...string) Res
 // DoURL sends a request to url.
 func (inst *Instance) DoURL(method, url, token, body string, header ...string) Response {
 	inst.t.Helper()
-	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	return inst.do(method, url, token, strings.NewReader(body), header...)
+}
+
+// DoReader sends a request to the HTTP listener with a body streamed from
+// body.
+func (inst *Instance) DoReader(method, path, token string, body io.Reader, header ...string) Response {
+	inst.t.Helper()
+	return inst.do(method, inst.URL("http")+path, token, body, header...)
+}
+
+func (inst *Instance) do(method, url, token string, body io.Reader, header ...string) Response {
+	inst.t.Helper()
+	req, err := http.NewRequest(method, url, body)
 	if err != nil {
 		inst.t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -38,7 +39,8 @@ type API struct {
 	metrics      *Metrics
 	log          *zap.Logger
 	eventql      QueryLimits
-	streams      *admission // read, observe, subject and event-type streams
+	restores     Restores
+	streams      *admission // read, observe, subject, event-type and backup streams
 	queries      *admission // run-eventql-query
 	scanners     sync.Pool  // of *jsonscan.Scanner, whose scratch buffers outlive a request
 }
@@ -52,10 +54,27 @@ type Options struct {
 	Stopping context.Context
 	// EventQL limits queries and query preconditions.
 	EventQL QueryLimits
-	// MaxStreams bounds the open read, observe, subject and event-type
-	// streams; MaxQueries the queries running at once. Zero is no bound.
+	// MaxStreams bounds the open read, observe, subject, event-type and
+	// backup streams; MaxQueries the queries running at once. Zero is no
+	// bound.
 	MaxStreams, MaxQueries int
+	// Restores tells the service that a restore runs; nil: restores run
+	// without telling anyone.
+	Restores Restores
 }
+
+// Restores marks a restore as running, so that the service answers 503 to
+// everything else meanwhile; BeginRestore is false when one already runs.
+type Restores interface {
+	BeginRestore() bool
+	EndRestore()
+}
+
+// noRestores lets one restore run at a time and tells no one.
+type noRestores struct{ running atomic.Bool }
+
+func (n *noRestores) BeginRestore() bool { return n.running.CompareAndSwap(false, true) }
+func (n *noRestores) EndRestore()        { n.running.Store(false) }
 
 // QueryLimits bound EventQL executions.
 type QueryLimits struct {
@@ -76,7 +95,10 @@ func New(s *store.Store, emitter *event.Emitter, events *envelope.Builder, metri
 	if opts.Stopping == nil {
 		opts.Stopping = context.Background() // never stops
 	}
-	a := &API{store: s, emitter: emitter, events: events, maxEventSize: opts.MaxEventSize, stopping: opts.Stopping,
+	if opts.Restores == nil {
+		opts.Restores = &noRestores{}
+	}
+	a := &API{store: s, emitter: emitter, events: events, maxEventSize: opts.MaxEventSize, stopping: opts.Stopping, restores: opts.Restores,
 		metrics: metrics, log: log, eventql: opts.EventQL}
 	a.scanners.New = func() any { return jsonscan.New(nil) }
 	unbounded := func(n int) int {
@@ -101,6 +123,8 @@ func (a *API) Routes() []httpkit.Route {
 		{Method: http.MethodPost, Path: ReadEventTypesPath, Handler: a.streams.admit(a.readEventTypes)},
 		{Method: http.MethodPost, Path: ReadEventTypePath, Handler: http.HandlerFunc(a.readEventType)},
 		{Method: http.MethodPost, Path: RunEventQLQueryPath, Handler: a.queries.admit(a.runEventQLQuery)},
+		{Method: http.MethodPost, Path: BackupPath, Handler: a.streams.admit(a.backupEvents)},
+		{Method: http.MethodPost, Path: RestorePath, Handler: http.HandlerFunc(a.restoreBackup), UnlimitedBody: true, DuringRestore: true},
 	}
 }
 
@@ -199,6 +223,8 @@ func storeError(err error) (*httpkit.Error, string) {
 		return errUnreachable, resultUnavailable
 	case errors.Is(err, store.ErrReadOnly):
 		return httpkit.ErrReadOnly, resultUnavailable
+	case errors.Is(err, store.ErrRestoring):
+		return httpkit.ErrRestoring, resultUnavailable
 	case errors.As(err, &failure) && failure.Full:
 		detail := "disk full"
 		if errors.As(err, &errno) {

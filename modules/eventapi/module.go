@@ -29,6 +29,7 @@ var Module = fx.Module("eventapi",
 				EventQL: QueryLimits{MemoryLimit: cfg.EventQLMemoryLimit, PreconditionTimeout: cfg.EventQLPreconditionTimeout,
 					QueryTimeout: cfg.EventQLQueryTimeout, Pool: pool},
 				MaxStreams: cfg.MaxStreams,
+				Restores:   state,
 				MaxQueries: cfg.MaxQueries,
 			})
 		},

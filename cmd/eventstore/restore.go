@@ -1,0 +1,88 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync/atomic"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/eventstore-service/eventstore/modules/backup"
+	"github.com/eventstore-service/eventstore/modules/config"
+	"github.com/eventstore-service/eventstore/modules/lifecycle"
+	"github.com/eventstore-service/eventstore/modules/store"
+)
+
+func restoreCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "restore",
+		Usage:     "restore a backup file into an empty store, all or nothing, proving every line",
+		ArgsUsage: "BACKUP-FILE",
+		Flags: append(storageFlags("to restore into"),
+			&cli.StringFlag{Name: config.FlagMaxEventSize, Value: "1MiB", Usage: "largest canonical data of one event (as the service's --max-event-size)"}),
+		Action: runRestore,
+	}
+}
+
+// runRestore is `eventstore restore`: the backup file into the empty store
+// of a data directory (created if missing) or a PostgreSQL database.
+func runRestore(c *cli.Context) error {
+	if c.NArg() != 1 {
+		return usageError(errors.New("restore takes one argument: the backup file"))
+	}
+	target, err := storageOf(c)
+	if err != nil {
+		return usageError(err)
+	}
+	maxEventSize, err := config.ParseSize(c.String(config.FlagMaxEventSize))
+	if err != nil {
+		return usageError(fmt.Errorf("--%s: %w", config.FlagMaxEventSize, err))
+	}
+	failed := func(err error) error { return cli.Exit("eventstore: restore: "+err.Error(), lifecycle.ExitFailure) }
+	file, err := os.Open(c.Args().First())
+	if err != nil {
+		return failed(err)
+	}
+	defer file.Close()
+	info, err := file.Stat()
+	if err != nil {
+		return failed(err)
+	}
+	s, stop, err := target.start(c.Context)
+	if err != nil {
+		return failed(err)
+	}
+	progress := newProgress(c.App.ErrWriter, "bytes", info.Size())
+	read := &countingReader{r: file}
+	start := time.Now()
+	restored, err := s.Restore(c.Context, backup.NewReader(read, maxEventSize), func(uint64) { progress.update(read.n.Load()) })
+	progress.finish()
+	err = errors.Join(err, stop())
+	var backupErr *store.BackupError
+	switch {
+	case errors.Is(err, store.ErrNotEmpty):
+		return failed(errors.New("the store is not empty: restore only into an empty store"))
+	case errors.As(err, &backupErr):
+		return failed(fmt.Errorf("invalid backup: %w (nothing was restored)", backupErr))
+	case err != nil:
+		return failed(err)
+	}
+	fmt.Fprintf(c.App.Writer, "eventstore: restored %d events and %d schemas in %s (head hash %s)\n",
+		restored.Events, restored.Schemas, time.Since(start).Round(time.Millisecond), restored.HeadHash)
+	return nil
+}
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n atomic.Int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n.Add(int64(n))
+	return n, err
+}

@@ -1,0 +1,124 @@
+package eventapi
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+
+	"github.com/eventstore-service/eventstore/modules/backup"
+	"github.com/eventstore-service/eventstore/modules/event"
+	"github.com/eventstore-service/eventstore/modules/httpkit"
+	"github.com/eventstore-service/eventstore/modules/jsonscan"
+	"github.com/eventstore-service/eventstore/modules/store"
+)
+
+// Paths of the backup and restore endpoints.
+const (
+	BackupPath  = "/api/v1/backup"
+	RestorePath = "/api/v1/restore"
+)
+
+// backupEvents is POST /api/v1/backup: a consistent snapshot as NDJSON,
+// every event durable when the request arrived, then (unless the body says
+// "schemas":false) every schema registered then. The headers tell how many
+// event lines follow and the hash of the last, so that a client can tell a
+// complete backup from a cut one. Writes go on meanwhile.
+func (a *API) backupEvents(w http.ResponseWriter, r *http.Request) {
+	body, err := httpkit.ReadBody(r)
+	if err != nil {
+		httpkit.WriteError(w, err)
+		return
+	}
+	var opts struct {
+		Schemas *bool `json:"schemas"`
+	}
+	if err := httpkit.DecodeJSON(body, &opts); err != nil {
+		httpkit.WriteError(w, err)
+		return
+	}
+	view := a.store.View()
+	n := view.Count()
+	headHash := event.ZeroHash
+	if n > 0 {
+		it := view.Scan(store.Scan{From: n - 1, To: n - 1})
+		if it.Next() {
+			headHash = it.Record().Hash()
+		}
+		if err := it.Close(); err != nil || headHash == event.ZeroHash {
+			httpkit.WriteError(w, a.readError(errors.Join(err, errors.New("the last event of the snapshot is missing"))))
+			return
+		}
+	}
+	w.Header().Set("Eventstore-Backup-Events", strconv.FormatUint(n, 10))
+	w.Header().Set("Eventstore-Backup-Head-Hash", headHash)
+	withSchemas := opts.Schemas == nil || *opts.Schemas
+	stream := a.startStream(w, r)
+	defer stream.end()
+	readErr, ended := stream.pump(newLinePipe(), func(ctx context.Context, put putFunc) error {
+		var (
+			sc   jsonscan.Scanner
+			line []byte
+		)
+		if n > 0 {
+			it := view.Scan(store.Scan{From: 0, To: n - 1})
+			defer it.Close()
+			for it.Next() {
+				if line, err = backup.AppendEvent(line[:0], it.Record(), &sc); err != nil {
+					return err
+				}
+				if err := put(it.Record().ID, line); err != nil {
+					return err
+				}
+			}
+			if err := it.Close(); err != nil {
+				return err
+			}
+		}
+		if withSchemas {
+			for _, sw := range view.Schemas() {
+				if err := put(0, backup.AppendSchema(line[:0], sw.Type, sw.Raw)); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}, false, nil)
+	if ended == nil && readErr != nil {
+		stream.Error(a.readError(readErr).Message)
+	}
+}
+
+// restoreBackup is POST /api/v1/restore: the backup in the body, streamed
+// and proved line by line, into the empty store, all or nothing; every
+// other request but ping and health answers 503 meanwhile. 200 with the
+// number of events and schemas and the head hash.
+func (a *API) restoreBackup(w http.ResponseWriter, r *http.Request) {
+	if !a.restores.BeginRestore() {
+		httpkit.WriteError(w, httpkit.ErrRestoring)
+		return
+	}
+	defer a.restores.EndRestore()
+	restored, err := a.store.Restore(r.Context(), backup.NewReader(r.Body, a.maxEventSize), nil)
+	var (
+		backupErr *store.BackupError
+		tooLarge  *http.MaxBytesError
+	)
+	switch {
+	case err == nil:
+		httpkit.WriteJSON(w, struct {
+			Events   uint64 `json:"events"`
+			Schemas  int    `json:"schemas"`
+			HeadHash string `json:"headHash"`
+		}{restored.Events, restored.Schemas, restored.HeadHash})
+	case r.Context().Err() != nil:
+	case errors.Is(err, store.ErrNotEmpty):
+		httpkit.WriteError(w, httpkit.Errorf(http.StatusConflict, "state conflict: the store is not empty"))
+	case errors.As(err, &backupErr):
+		httpkit.WriteError(w, httpkit.Errorf(http.StatusBadRequest, "invalid backup: %s", backupErr.Error()))
+	case errors.As(err, &tooLarge):
+		httpkit.WriteError(w, err)
+	default:
+		httpkit.WriteError(w, StoreError(err))
+	}
+}
