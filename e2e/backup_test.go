@@ -179,7 +179,7 @@ func TestRestoreRefusesBadBackups(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := target.DoReader("POST", "/api/v1/restore", harness.Token, strings.NewReader(tc.body))
-			if r.StatusCode != 400 || !regexp.MustCompile("^" + tc.want).Match(r.Body) {
+			if r.StatusCode != 400 || !regexp.MustCompile("^"+tc.want).Match(r.Body) {
 				t.Fatalf("restore: %d %q, want 400 %q…", r.StatusCode, r.Body, tc.want)
 			}
 			if got := allEvents(t, target); got != "" {

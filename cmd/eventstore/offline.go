@@ -58,7 +58,9 @@ func (o offlineStorage) start(ctx context.Context) (s *store.Store, stop func() 
 		release = func() error { return nil }
 	)
 	if o.url != "" {
-		open = func() (store.Backend, error) { return pgstore.Open(ctx, o.url, log, pgstore.Options{MaxConnections: 4}) }
+		open = func() (store.Backend, error) {
+			return pgstore.Open(ctx, o.url, log, pgstore.Options{MaxConnections: 4})
+		}
 	} else {
 		dir := datadir.New(o.path, false)
 		if err := dir.Open(ctx); err != nil {
