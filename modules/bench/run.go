@@ -28,11 +28,13 @@ type Options struct {
 	// Clients is the write, write-precondition and baseline concurrency.
 	Clients, BatchClients, BatchSize                int
 	ReadEvents, Observers, ObserveRate, QueryEvents int
+	// BackupEvents is the size of the store the backup scenario backs up.
+	BackupEvents int
 }
 
 // ScenarioNames are the scenarios Run knows, in the order of a full run.
 func ScenarioNames() []string {
-	return []string{"baseline", "write", "write-precondition", "batch", "schema", "read", "observe", "query", "precondition-stall"}
+	return []string{"baseline", "write", "write-precondition", "batch", "schema", "read", "observe", "query", "precondition-stall", "backup"}
 }
 
 // CheckScenarios reports the first of names that is no scenario.
@@ -138,6 +140,8 @@ func (r *runner) run(scenario string) error {
 		return r.runQuery()
 	case "precondition-stall":
 		return r.runStall()
+	case "backup":
+		return r.runBackup()
 	}
 	return nil
 }

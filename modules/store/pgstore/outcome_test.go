@@ -2,6 +2,7 @@ package pgstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -120,6 +121,36 @@ func TestSessionsAndCommitOutcomes(t *testing.T) {
 		}
 		if n := count(t, name, "/retried"); n != 1 || b.Stats().CommitRetries == 0 {
 			t.Fatalf("%d events stored after %d retries, want 1 after at least 1", n, b.Stats().CommitRetries)
+		}
+	})
+
+	// Last, as it stops the cluster: a commit whose outcome cannot be
+	// looked up stops the store; it is never tried again, which could store
+	// it twice.
+	t.Run("outcome unknown", func(t *testing.T) {
+		b, s, _ := open(t)
+		b.resolveTimeout = time.Second
+		var once sync.Once
+		b.commitHook = func(phase string, conn *pgconn.PgConn) {
+			if phase != "sent" {
+				return
+			}
+			once.Do(func() {
+				if err := cluster.Stop(pgtest.Immediate); err != nil {
+					t.Error(err)
+				}
+				conn.Conn().Close()
+			})
+		}
+		_, err := write(s, "/unknown")
+		if !errors.Is(err, store.ErrStorageFailure) || errors.Is(err, store.ErrUnavailable) {
+			t.Fatalf("a write whose outcome is unknown: %v, want the storage failure", err)
+		}
+		if err := cluster.Start(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := write(s, "/later"); !errors.Is(err, store.ErrStorageFailure) {
+			t.Fatalf("a write after the unknown outcome: %v, want the store stopped", err)
 		}
 	})
 }

@@ -47,6 +47,9 @@ type Backend struct {
 	changes   chan struct{}
 	listener  *listener
 
+	// resolveTimeout bounds the lookup of a broken commit's outcome
+	// (resolveTimeout; tests shorten it).
+	resolveTimeout time.Duration
 	// commitHook, set by tests, runs before ("send") and after ("sent") a
 	// commit's statements are sent.
 	commitHook func(phase string, conn *pgconn.PgConn)
@@ -91,7 +94,7 @@ func Open(ctx context.Context, url string, log *zap.Logger, opts Options) (*Back
 	if err != nil {
 		return nil, fmt.Errorf("open a connection pool: %w", err)
 	}
-	b := &Backend{pool: pool, q: pool, log: log, instance: uuid.NewString(), changes: make(chan struct{}, 1)}
+	b := &Backend{pool: pool, q: pool, log: log, instance: uuid.NewString(), changes: make(chan struct{}, 1), resolveTimeout: resolveTimeout}
 	b.serviceID, err = migrate(ctx, pool, opts.Snapshot)
 	if err == nil && opts.Snapshot {
 		b.snapshot, err = pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})

@@ -209,7 +209,7 @@ type marker struct {
 // resolveTimeout, the outcome stays unknown and the error stops the store.
 func (b *Backend) resolve(m marker, cause error) error {
 	b.resolved.Add(1)
-	deadline := time.Now().Add(resolveTimeout)
+	deadline := time.Now().Add(b.resolveTimeout)
 	for wait := resolveWait; ; wait = min(2*wait, resolveMaxWait) {
 		committed, err := b.committed(m)
 		switch {
@@ -219,7 +219,9 @@ func (b *Backend) resolve(m marker, cause error) error {
 			b.commitRetries.Add(1)
 			return wrap(cause, "commit (not committed)")
 		case !unavailable(err) || time.Now().After(deadline):
-			return fmt.Errorf("commit: the connection broke (%v) and its outcome is unknown: %w", cause, err)
+			// Not an unavailable error (%v, not %w): the store must not try
+			// the group again, which might store it twice; it stops.
+			return fmt.Errorf("commit: the connection broke (%v) and its outcome is unknown: %v", cause, err)
 		}
 		b.log.Warn("connection lost during a commit, looking up its outcome")
 		time.Sleep(wait)
