@@ -58,7 +58,9 @@ func runRestore(c *cli.Context) error {
 	progress := newProgress(c.App.ErrWriter, "bytes", info.Size())
 	read := &countingReader{r: file}
 	start := time.Now()
-	restored, err := s.Restore(c.Context, backup.NewReader(read, maxEventSize), func(uint64) { progress.update(read.n.Load()) })
+	src := backup.ReadAhead(backup.NewReader(read, maxEventSize))
+	defer src.Close()
+	restored, err := s.Restore(c.Context, src, func(uint64) { progress.update(read.n.Load()) })
 	progress.finish()
 	err = errors.Join(err, stop())
 	var backupErr *store.BackupError

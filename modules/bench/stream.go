@@ -33,14 +33,21 @@ func (t Target) Count(ctx context.Context) (int64, error) {
 		return 0, err
 	}
 	defer resp.Body.Close()
-	var line struct {
-		Type    string
-		Payload int64
+	dec := json.NewDecoder(resp.Body)
+	for {
+		var line struct {
+			Type    string
+			Payload json.RawMessage
+		}
+		if err := dec.Decode(&line); err != nil || line.Type == "error" {
+			return 0, fmt.Errorf("count: status %d, %v %s", resp.StatusCode, err, line.Payload)
+		}
+		if line.Type == "row" { // a large store takes heartbeats first
+			var n int64
+			err := json.Unmarshal(line.Payload, &n)
+			return n, err
+		}
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&line); err != nil || line.Type != "row" {
-		return 0, fmt.Errorf("count: status %d, %v", resp.StatusCode, err)
-	}
-	return line.Payload, nil
 }
 
 // stream posts body to an NDJSON endpoint rounds times, one request after

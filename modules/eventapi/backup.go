@@ -99,7 +99,9 @@ func (a *API) restoreBackup(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer a.restores.EndRestore()
-	restored, err := a.store.Restore(r.Context(), backup.NewReader(r.Body, a.maxEventSize), nil)
+	src := backup.ReadAhead(backup.NewReader(r.Body, a.maxEventSize))
+	defer src.Close()
+	restored, err := a.store.Restore(r.Context(), src, nil)
 	var (
 		backupErr *store.BackupError
 		tooLarge  *http.MaxBytesError

@@ -176,7 +176,7 @@ func (s *Store) writeBackup(job *restoreJob) (Head, error) {
 			if err := commit(head, batch, nil); err != nil {
 				return Head{}, err
 			}
-			batch, buf = batch[:0], nil
+			batch, buf = batch[:0], buf[:0] // committed: the bytes may be reused
 			if job.progress != nil {
 				job.progress(head.Count)
 			}

@@ -1,0 +1,67 @@
+package backup_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/eventstore-service/eventstore/modules/backup"
+	"github.com/eventstore-service/eventstore/modules/event"
+	"github.com/eventstore-service/eventstore/modules/jsonscan"
+	"github.com/eventstore-service/eventstore/modules/store"
+	"github.com/eventstore-service/eventstore/modules/store/storetest"
+)
+
+// BenchmarkRestore restores a backup of 100,000 events of a few hundred
+// bytes into a new Pebble store: reading and proving every line ahead, in
+// parallel with committing the events.
+func BenchmarkRestore(b *testing.B) { benchRestore(b, true) }
+
+// BenchmarkRestoreSerial proves and commits one after the other.
+func BenchmarkRestoreSerial(b *testing.B) { benchRestore(b, false) }
+
+func benchRestore(b *testing.B, ahead bool) {
+	const n = 100_000
+	source := storetest.Open(b, b.TempDir(), nil)
+	batch := make([]event.Candidate, 1000)
+	for written := 0; written < n; written += len(batch) {
+		for i := range batch {
+			batch[i] = event.Candidate{Source: "https://bench.example", Subject: fmt.Sprintf("/bench/%d", (written+i)%1000), Type: "io.example.bench",
+				Data: []byte(fmt.Sprintf(`{"amount":%d,"currency":"EUR","customer":"c-%06d","items":[{"qty":1,"sku":"a-1"}],"note":"an ordinary event of a few hundred bytes"}`, i, i))}
+		}
+		if _, err := source.Write(context.Background(), batch, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var file []byte
+	var sc jsonscan.Scanner
+	it := source.Scan(store.Scan{From: 0, To: math.MaxUint64})
+	for it.Next() {
+		var err error
+		if file, err = backup.AppendEvent(file, it.Record(), &sc); err != nil {
+			b.Fatal(err)
+		}
+	}
+	it.Close()
+	storetest.Close(b, source)
+	b.SetBytes(int64(len(file)))
+	b.ResetTimer()
+	for range b.N {
+		b.StopTimer()
+		target := storetest.Open(b, b.TempDir(), nil)
+		b.StartTimer()
+		var src store.RestoreSource = backup.NewReader(bytes.NewReader(file), 1<<20)
+		if ahead {
+			src = backup.ReadAhead(src.(*backup.Reader))
+		}
+		if _, err := target.Restore(context.Background(), src, nil); err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		storetest.Close(b, target)
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "events/s")
+}
