@@ -64,3 +64,30 @@ Container image.
 {{- define "eventstore.image" -}}
 {{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
 {{- end }}
+
+{{/*
+Storage backend: "pebble" or "postgres"; anything else fails the render.
+*/}}
+{{- define "eventstore.backend" -}}
+{{- $backend := .Values.storage.backend | default "pebble" }}
+{{- if not (has $backend (list "pebble" "postgres")) }}
+{{- fail (printf "storage.backend must be pebble or postgres, got %q" $backend) }}
+{{- end }}
+{{- $backend }}
+{{- end }}
+
+{{/*
+Name of the Secret holding the PostgreSQL URL (key "url"), in postgres
+mode: storage.postgres.existingSecret, else "<fullname>-postgres-url" when
+storage.postgres.url is set, else "eventstore-postgres-url" (created by the
+operator).
+*/}}
+{{- define "eventstore.postgresURLSecretName" -}}
+{{- if .Values.storage.postgres.existingSecret }}
+{{- .Values.storage.postgres.existingSecret }}
+{{- else if .Values.storage.postgres.url }}
+{{- printf "%s-postgres-url" (include "eventstore.fullname" .) | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- "eventstore-postgres-url" }}
+{{- end }}
+{{- end }}
