@@ -84,7 +84,7 @@ type StringIterator interface {
 // Reader reads the committed state of a backend. Every method may be
 // called concurrently, and reads see only committed events.
 type Reader interface {
-	// Schemas returns every registered schema.
+	// Schemas returns every registered schema in registration order.
 	Schemas() ([]SchemaWritten, error)
 	// EventTypes iterates the types of written events in byte order.
 	EventTypes() StringIterator

@@ -173,3 +173,35 @@ func TestRegistrationRacesWrites(t *testing.T) {
 		}
 	})
 }
+
+// TestSchemasKeepTheRegistrationOrder registers schemas out of alphabetical
+// order and expects the view (which backups write) to list them in the
+// order of registration, before and after a restart.
+func TestSchemasKeepTheRegistrationOrder(t *testing.T) {
+	storetest.Each(t, &pg, func(t *testing.T, b storetest.Backend) {
+		open := b.New(t)
+		s := storetest.Start(t, open)
+		want := []string{"io.example.c", "io.example.a", "io.example.d", "io.example.b"}
+		for _, et := range want {
+			if err := s.RegisterSchema(context.Background(), et, mustCompile(t, `{"type":"object","properties":{}}`)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		order := func(s *store.Store) string {
+			var got []string
+			for _, sw := range s.View().Schemas() {
+				got = append(got, sw.Type)
+			}
+			return strings.Join(got, " ")
+		}
+		if got := order(s); got != strings.Join(want, " ") {
+			t.Fatalf("order before a restart: %s", got)
+		}
+		storetest.Close(t, s)
+		s = storetest.Start(t, open)
+		defer storetest.Close(t, s)
+		if got := order(s); got != strings.Join(want, " ") {
+			t.Fatalf("order after a restart: %s", got)
+		}
+	})
+}

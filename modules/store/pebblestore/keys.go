@@ -16,6 +16,8 @@ import (
 //	p <subject> 0x00 <type> 0x00 <id>      subject and type index
 //	y <type> 0x00 <id>                     type index
 //	s <type>                               the schema registered for the type
+//	o <n>                                  the type of the n-th schema registered (from 0),
+//	                                       keeping the registration order
 //	m head                                 the head: count, last hash, last time
 //	m restoring                            present while a restore writes the log
 //
@@ -28,6 +30,7 @@ const (
 	spaceType        = 'y'
 	spaceMeta        = 'm'
 	spaceSchema      = 's'
+	spaceSchemaOrder = 'o'
 
 	subjectSeparator = 0x01
 	terminator       = 0x00

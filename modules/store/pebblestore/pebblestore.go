@@ -7,6 +7,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -211,10 +213,8 @@ func (b *Backend) commit(records []store.Written, head store.Head, schemas []sto
 			return err
 		}
 	}
-	for _, sw := range schemas {
-		if err := batch.Set(append([]byte{spaceSchema}, sw.Type...), sw.Raw, nil); err != nil {
-			return err
-		}
+	if err := b.setSchemas(batch, schemas); err != nil {
+		return err
 	}
 	b.keyBuf = k
 	headValue, err := encodeHead(head)
@@ -280,18 +280,75 @@ func (b *Backend) LatestID(subject, eventType string, maxID uint64) (uint64, boo
 	return 0, false, nil
 }
 
-// Schemas returns every registered schema.
-func (b *Backend) Schemas() ([]store.SchemaWritten, error) {
-	it, err := b.db.NewIter(&pebble.IterOptions{LowerBound: []byte{spaceSchema}, UpperBound: []byte{spaceSchema + 1}})
+// setSchemas adds the schemas to batch, each with its place in the
+// registration order after the last one stored.
+func (b *Backend) setSchemas(batch *pebble.Batch, schemas []store.SchemaWritten) error {
+	if len(schemas) == 0 {
+		return nil
+	}
+	it, err := b.db.NewIter(&pebble.IterOptions{LowerBound: []byte{spaceSchemaOrder}, UpperBound: []byte{spaceSchemaOrder + 1}})
 	if err != nil {
+		return err
+	}
+	next := uint64(0)
+	if it.Last() {
+		next = idOf(it.Key()) + 1
+	}
+	if err := errors.Join(it.Error(), it.Close()); err != nil {
+		return err
+	}
+	for i, sw := range schemas {
+		if err := batch.Set(append([]byte{spaceSchema}, sw.Type...), sw.Raw, nil); err != nil {
+			return err
+		}
+		if err := batch.Set(appendID([]byte{spaceSchemaOrder}, next+uint64(i)), []byte(sw.Type), nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Schemas returns every registered schema in registration order. Schemas
+// stored before the order was kept come first, by type.
+func (b *Backend) Schemas() ([]store.SchemaWritten, error) {
+	raw := map[string][]byte{}
+	if err := b.scan(spaceSchema, func(key, value []byte) {
+		raw[string(key[1:])] = bytes.Clone(value)
+	}); err != nil {
 		return nil, err
 	}
-	defer it.Close()
-	var out []store.SchemaWritten
-	for ok := it.First(); ok; ok = it.Next() {
-		out = append(out, store.SchemaWritten{Type: string(it.Key()[1:]), Raw: bytes.Clone(it.Value())})
+	var ordered []string
+	placed := map[string]bool{}
+	if err := b.scan(spaceSchemaOrder, func(_, value []byte) {
+		ordered = append(ordered, string(value))
+		placed[string(value)] = true
+	}); err != nil {
+		return nil, err
 	}
-	return out, it.Error()
+	out := make([]store.SchemaWritten, 0, len(raw))
+	for _, t := range slices.Sorted(maps.Keys(raw)) {
+		if !placed[t] {
+			out = append(out, store.SchemaWritten{Type: t, Raw: raw[t]})
+		}
+	}
+	for _, t := range ordered {
+		if r, ok := raw[t]; ok {
+			out = append(out, store.SchemaWritten{Type: t, Raw: r})
+		}
+	}
+	return out, nil
+}
+
+// scan calls fn with every key and value of a key space, in key order.
+func (b *Backend) scan(space byte, fn func(key, value []byte)) error {
+	it, err := b.db.NewIter(&pebble.IterOptions{LowerBound: []byte{space}, UpperBound: []byte{space + 1}})
+	if err != nil {
+		return err
+	}
+	for ok := it.First(); ok; ok = it.Next() {
+		fn(it.Key(), it.Value())
+	}
+	return errors.Join(it.Error(), it.Close())
 }
 
 // SizeOnDisk returns the bytes of Pebble's files.

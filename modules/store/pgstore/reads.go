@@ -61,11 +61,11 @@ func (b *Backend) LatestID(subject, eventType string, maxID uint64) (uint64, boo
 	return uint64(id), true, nil
 }
 
-// Schemas returns every registered schema.
+// Schemas returns every registered schema in registration order.
 func (b *Backend) Schemas() ([]store.SchemaWritten, error) {
 	ctx, cancel := timeout()
 	defer cancel()
-	rows, err := b.q.Query(ctx, "SELECT event_type, raw FROM eventstore.schemas ORDER BY event_type")
+	rows, err := b.q.Query(ctx, "SELECT event_type, raw FROM eventstore.schemas ORDER BY position")
 	if err != nil {
 		return nil, wrap(err, "read schemas")
 	}

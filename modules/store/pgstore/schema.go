@@ -53,7 +53,8 @@ var migrations = []func(ctx context.Context, tx pgx.Tx) error{
 //	            (type, id) and (subject, type, id)
 //	subjects    every subject with events, with its tree key (store.TreeKey)
 //	event_types every type of an event
-//	schemas     the registered schemas, with the commit that registered them
+//	schemas     the registered schemas, with the commit that registered them and
+//	            their place in the registration order (inserted under the head's lock)
 //	meta        the schema version and the service id
 func createSchema(ctx context.Context, tx pgx.Tx) error {
 	_, err := tx.Exec(ctx, `
@@ -83,7 +84,8 @@ CREATE TABLE eventstore.event_types (type text COLLATE "C" PRIMARY KEY);
 CREATE TABLE eventstore.schemas (
 	event_type text COLLATE "C" PRIMARY KEY,
 	raw bytea NOT NULL,
-	commits bigint NOT NULL
+	commits bigint NOT NULL,
+	position bigint GENERATED ALWAYS AS IDENTITY
 );
 `)
 	if err != nil {
