@@ -1,0 +1,31 @@
+package pgstore
+
+// Describe returns figures of the PostgreSQL backend for diagnostics: the
+// database it writes (never the password), its schema version, the
+// connection pool and the commits it had to try again or look up. It asks
+// the database nothing, so it answers while the database is unreachable.
+func (b *Backend) Describe() map[string]any {
+	conn := b.pool.Config().ConnConfig
+	hosts := []string{hostPort(conn.Host, conn.Port)}
+	for _, f := range conn.Fallbacks {
+		hosts = append(hosts, hostPort(f.Host, f.Port))
+	}
+	st := b.pool.Stat()
+	return map[string]any{
+		"backend":       "postgres",
+		"hosts":         hosts,
+		"database":      conn.Database,
+		"schemaVersion": SchemaVersion,
+		"pool": map[string]any{
+			"maxConnections":    st.MaxConns(),
+			"connections":       st.TotalConns(),
+			"idle":              st.IdleConns(),
+			"acquired":          st.AcquiredConns(),
+			"acquires":          st.AcquireCount(),
+			"waitedAcquires":    st.EmptyAcquireCount(),
+			"acquireWaitMillis": st.AcquireDuration().Milliseconds(),
+		},
+		"commitRetries":    b.commitRetries.Load(),
+		"resolvedOutcomes": b.resolved.Load(),
+	}
+}
