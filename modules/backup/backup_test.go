@@ -3,10 +3,12 @@ package backup_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -100,6 +102,31 @@ func TestRoundTrip(t *testing.T) {
 	it.Close()
 }
 
+// TestPayloadBeforeType reads lines whose members come in the other order,
+// as a JSON tool may rewrite them.
+func TestPayloadBeforeType(t *testing.T) {
+	s := storeWithEvents(t)
+	lines := backupLines(t, s)
+	want, _, err := readAll(strings.Join(lines, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, line := range lines {
+		var l struct {
+			Type    string          `json:"type"`
+			Payload json.RawMessage `json:"payload"`
+		}
+		if err := json.Unmarshal([]byte(line), &l); err != nil {
+			t.Fatal(err)
+		}
+		lines[i] = `{"payload":` + string(l.Payload) + `,"type":"` + l.Type + `"}` + "\n"
+	}
+	got, schemas, err := readAll(strings.Join(lines, ""))
+	if err != nil || schemas != 1 || strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("read %d events and %d schemas: %v", len(got), schemas, err)
+	}
+}
+
 func TestBadBackupsAreRefusedAtTheirLine(t *testing.T) {
 	lines := backupLines(t, storeWithEvents(t))
 	replace := func(i int, old, new string) []string {
@@ -109,6 +136,8 @@ func TestBadBackupsAreRefusedAtTheirLine(t *testing.T) {
 	}
 	flipped := append([]string(nil), lines...)
 	flipped[5] = strings.Replace(flipped[5], `"n":5`, `"n":6`, 1)
+	dataArray := append([]string(nil), lines...)
+	dataArray[2] = regexp.MustCompile(`"data":\{.*\}\},"hash"`).ReplaceAllString(dataArray[2], `"data":[2]},"hash"`)
 	cases := []struct {
 		name   string
 		lines  []string
@@ -126,6 +155,10 @@ func TestBadBackupsAreRefusedAtTheirLine(t *testing.T) {
 		{"data not canonical", replace(2, `{"n":2,`, `{"n": 2,`), false, 3, "not in canonical form"},
 		{"an event after the schemas", append(append([]string(nil), lines...), lines[0]), false, 32, "an event after the schemas"},
 		{"malformed JSON", replace(4, `{"type":"event"`, `{"type":"event",`), false, 5, "malformed line"},
+		{"malformed data", replace(4, `{"n":4,`, `{"n":4,,`), false, 5, "malformed event line"},
+		{"a number out of range in data", replace(2, `{"n":2,`, `{"n":1e999,`), false, 3, "invalid data: number 1e999 is out of range"},
+		{"data not an object", dataArray, false, 3, "data must be a JSON object"},
+		{"an unknown member of the event", replace(2, `"specversion"`, `"color":"red","specversion"`), false, 3, `unknown member "color" of the event`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

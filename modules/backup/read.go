@@ -26,6 +26,9 @@ type Reader struct {
 	schemas      bool // a schema line was read: no event may follow
 	buf          []byte
 	record       []byte // the record of the last event, reused
+	lineType     []byte
+	f            fields // the members of the last event, reused
+	canonical    []byte // the canonical form of the last event's data
 }
 
 // NewReader returns a Reader of in; the data of an event may have at most
@@ -82,23 +85,40 @@ func (r *Reader) readLine() ([]byte, error) {
 	}
 }
 
-// parse reads one line: its type and payload.
+// parse reads one line: its type and payload. An event's payload after its
+// type (the order backups are written in) is proved in the same pass.
 func (r *Reader) parse(line []byte) (store.RestoreItem, error) {
-	var lineType, payload []byte
+	var (
+		lineType = r.lineType[:0]
+		payload  []byte
+		f        *fields
+		eventErr error
+	)
 	r.sc.Reset(line)
 	err := r.sc.ObjectBytes(func(key []byte) error {
-		var err error
 		switch string(key) {
 		case "type":
-			lineType, err = r.sc.StringBytes()
-			lineType = bytes.Clone(lineType)
+			t, err := r.sc.StringBytes()
+			lineType = append(lineType[:0], t...)
+			return err
 		case "payload":
+			if string(lineType) == "event" && !r.schemas {
+				f, eventErr = r.fields()
+				if eventErr != nil {
+					return errStop
+				}
+				return nil
+			}
+			var err error
 			payload, err = r.sc.Raw()
-		default:
-			err = fmt.Errorf("unknown member %q", key)
+			return err
 		}
-		return err
+		return fmt.Errorf("unknown member %q", key)
 	})
+	r.lineType = lineType
+	if err == errStop {
+		return store.RestoreItem{}, eventErr
+	}
 	if err == nil {
 		err = r.sc.End()
 	}
@@ -110,7 +130,13 @@ func (r *Reader) parse(line []byte) (store.RestoreItem, error) {
 		if r.schemas {
 			return store.RestoreItem{}, errors.New("an event after the schemas")
 		}
-		w, err := r.event(payload)
+		if f == nil { // the payload came before the type
+			r.sc.Reset(payload)
+			if f, err = r.fields(); err != nil {
+				return store.RestoreItem{}, err
+			}
+		}
+		w, err := r.event(f)
 		return store.RestoreItem{Event: w}, err
 	case "schema":
 		r.schemas = true
@@ -121,6 +147,10 @@ func (r *Reader) parse(line []byte) (store.RestoreItem, error) {
 	}
 	return store.RestoreItem{}, fmt.Errorf("unknown line type %q", lineType)
 }
+
+// errStop ends the scan of a line whose event payload failed; the failure
+// is reported as it is.
+var errStop = errors.New("stop")
 
 // schema reads the payload of a schema line.
 func (r *Reader) schema(payload []byte) (*store.SchemaWritten, error) {
