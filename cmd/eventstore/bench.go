@@ -47,9 +47,8 @@ func benchCommand() *cli.Command {
 
 func benchFlags() []cli.Flag {
 	scenarios := strings.Join(bench.ScenarioNames(), ", ")
-	return []cli.Flag{
+	return append([]cli.Flag{
 		&cli.StringFlag{Name: "url", Usage: "base URL of a running service (default: start one)"},
-		&cli.StringFlag{Name: "token", Usage: "API token of the service at --url"},
 		&cli.StringSliceFlag{Name: "scenario", Value: cli.NewStringSlice(bench.ScenarioNames()...), Usage: "scenarios to run, in this order: " + scenarios},
 		&cli.IntFlag{Name: "prefill", Usage: "events to write before the scenarios, untimed (batches of 1,000, a hundred events per subject)"},
 		&cli.GenericFlag{Name: "server-flag", Value: &repeated{}, Usage: "flag for the server bench starts, e.g. --server-flag=--memory-limit=256MiB (repeatable)"},
@@ -66,7 +65,7 @@ func benchFlags() []cli.Flag {
 		&cli.StringFlag{Name: "json", Usage: "write the results to this file, machine-readable"},
 		&cli.StringFlag{Name: "compare", Usage: "compare the results with those of an earlier --json file"},
 		toleranceFlag(),
-	}
+	}, tokenFlags()...)
 }
 
 func toleranceFlag() cli.Flag {
@@ -106,11 +105,13 @@ func runBench(c *cli.Context) error {
 	if err != nil {
 		return cli.Exit("eventstore: bench: "+err.Error(), 1)
 	}
-	token := c.String("token")
+	var token string
 	if c.String("url") == "" {
 		secret := make([]byte, 24)
 		_, _ = rand.Read(secret)
 		token = hex.EncodeToString(secret)
+	} else if token, err = tokenOf(c); err != nil {
+		return usageError(err)
 	}
 	env := environment(c)
 	report, err := bench.Run(c.Context, c.App.Writer, bench.Options{
@@ -159,6 +160,7 @@ func environment(c *cli.Context) bench.Environment {
 		}
 	}
 	delete(env.Flags, "token")
+	delete(env.Flags, "token-file")
 	return env
 }
 

@@ -37,6 +37,7 @@ func TestBenchCompare(t *testing.T) {
 }
 
 func TestBenchUsageErrors(t *testing.T) {
+	t.Setenv("EVENTSTORE_API_TOKEN", "")
 	for _, c := range []struct {
 		args []string
 		want string
@@ -46,6 +47,8 @@ func TestBenchUsageErrors(t *testing.T) {
 		{[]string{"bench", "--compare", "/nonexistent/old.json"}, "read the report"},
 		{[]string{"bench", "compare", "one.json"}, "needs two reports"},
 		{[]string{"bench", "extra"}, `unexpected argument "extra"`},
+		{[]string{"bench", "--url", "http://127.0.0.1:1", "--scenario", "read"}, "an API token is required"},
+		{[]string{"bench", "--url", "http://127.0.0.1:1", "--token", "a", "--token-file", "t"}, "cannot be combined"},
 	} {
 		var stdout, stderr bytes.Buffer
 		if code := run(append([]string{"eventstore"}, c.args...), &stdout, &stderr); code != exitUsage || !strings.Contains(stderr.String(), c.want) {
