@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
@@ -23,8 +24,8 @@ import (
 	"github.com/eventstore-service/eventstore/e2e/harness"
 )
 
-// browser is a headless Chromium tab that records console errors and
-// uncaught exceptions.
+// browser is a headless Chromium tab that records console errors,
+// uncaught exceptions and Content-Security-Policy violations.
 type browser struct {
 	t      *testing.T
 	ctx    context.Context
@@ -68,9 +69,15 @@ func newBrowser(t *testing.T, width, height int) *browser {
 			}
 		case *runtime.EventExceptionThrown:
 			b.errors = append(b.errors, "exception: "+ev.ExceptionDetails.Text+" "+exceptionDescription(ev))
+		case *log.EventEntryAdded:
+			// A blocked inline style or script is no console call or
+			// exception: Chromium reports it in the log, source security.
+			if ev.Entry.Source == log.SourceSecurity {
+				b.errors = append(b.errors, "security: "+ev.Entry.Text)
+			}
 		}
 	})
-	if err := chromedp.Run(ctx); err != nil {
+	if err := chromedp.Run(ctx, log.Enable()); err != nil {
 		t.Fatalf("start chromium: %v", err)
 	}
 	t.Cleanup(func() {
