@@ -1,6 +1,6 @@
 // Dashboard: health report and metrics, refreshed every 2 seconds.
 import { request, getText } from '../api.js';
-import { $, el, showError, errorMessage } from '../dom.js';
+import { $, el, showError, errorMessage, formatBytes, formatDuration } from '../dom.js';
 import { parseMetrics, findMetric, sumMetric } from '../metrics.js';
 
 const REFRESH_MS = 2000;
@@ -58,31 +58,6 @@ function setStat(name, text, value, state) {
   node.dataset.value = value === undefined || value === null ? '' : String(value);
   node.querySelector('.stat-value').textContent = text;
   if (state !== undefined) node.dataset.state = state;
-}
-
-export function formatBytes(bytes) {
-  if (!Number.isFinite(bytes)) return '—';
-  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
-  let value = bytes;
-  let unit = 0;
-  while (value >= 1024 && unit < units.length - 1) {
-    value /= 1024;
-    unit += 1;
-  }
-  return unit === 0 ? `${value} B` : `${value.toFixed(1)} ${units[unit]}`;
-}
-
-export function formatDuration(seconds) {
-  if (!Number.isFinite(seconds)) return '—';
-  const s = Math.floor(seconds);
-  const d = Math.floor(s / 86400);
-  const h = Math.floor((s % 86400) / 3600);
-  const m = Math.floor((s % 3600) / 60);
-  const rest = s % 60;
-  if (d) return `${d}d ${h}h ${m}m`;
-  if (h) return `${h}h ${m}m ${rest}s`;
-  if (m) return `${m}m ${rest}s`;
-  return `${rest}s`;
 }
 
 function render(health, samples) {
