@@ -1,7 +1,7 @@
 // Spool keeps streamed bytes exactly as received in 4 MiB segments: a full
 // segment becomes a Blob (which the browser keeps outside the page, on disk
-// if it must) and its bytes are dropped, so a spool holds one segment in
-// the tab's memory however much it received.
+// if it must) and its buffer takes the next segment, so a spool holds one
+// segment in the tab's memory however much it received.
 //
 // LineStore is a Spool of lines that can read them back, for display and
 // for a byte-faithful export: it keeps a few segments in memory and 8
@@ -20,6 +20,7 @@ export class Spool {
   clear() {
     this.segments = []; // { start, size, bytes, blob, loading }
     this.size = 0;
+    this.spare = null; // a sealed segment's buffer, for the next one
   }
 
   /** Appends bytes (never split over two segments) and returns their segment. */
@@ -27,7 +28,10 @@ export class Spool {
     let seg = this.segments[this.segments.length - 1];
     if (!seg || seg.size + bytes.length > seg.bytes.length) {
       if (seg) this.seal(seg);
-      seg = { start: this.size, size: 0, bytes: new Uint8Array(Math.max(SEGMENT, bytes.length)), blob: null, loading: null };
+      const size = Math.max(SEGMENT, bytes.length);
+      const buffer = this.spare && this.spare.length >= size ? this.spare : new Uint8Array(size);
+      this.spare = null;
+      seg = { start: this.size, size: 0, bytes: buffer, blob: null, loading: null };
       this.segments.push(seg);
     }
     seg.bytes.set(bytes, seg.size);
@@ -42,9 +46,10 @@ export class Spool {
     return new Blob(parts, { type });
   }
 
-  /** Turns a full segment into a Blob and drops its bytes. */
+  /** Turns a full segment into a Blob (a copy) and keeps its buffer for the next. */
   seal(seg) {
     seg.blob = new Blob([seg.bytes.subarray(0, seg.size)]);
+    this.spare = seg.bytes;
     seg.bytes = null;
   }
 }
@@ -110,11 +115,11 @@ export class LineStore extends Spool {
     return this.segments[lo];
   }
 
-  // A sealed segment stays readable until #touch evicts it.
+  // A sealed segment stays readable (its buffer is not reused) until #touch
+  // evicts it.
   seal(seg) {
-    const bytes = seg.bytes.subarray(0, seg.size);
-    super.seal(seg);
-    seg.bytes = bytes;
+    seg.bytes = seg.bytes.subarray(0, seg.size);
+    seg.blob = new Blob([seg.bytes]);
   }
 
   #load(seg) {
