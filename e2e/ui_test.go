@@ -418,7 +418,7 @@ func TestUINarrowScreen(t *testing.T) {
 			t.Errorf("%s: %s is not a stack of cards: row display %q, label %q", view, sel, display, label)
 		}
 	}
-	for _, view := range []string{"dashboard", "subjects", "events", "live", "query", "types"} {
+	for _, view := range []string{"dashboard", "subjects", "events", "live", "query", "types", "operations"} {
 		// The menu, by keyboard.
 		var listShown bool
 		b.eval(`getComputedStyle(document.querySelector("#nav-list")).display !== "none"`, &listShown)
@@ -444,6 +444,15 @@ func TestUINarrowScreen(t *testing.T) {
 		switch view {
 		case "dashboard":
 			isCard(view, "#checks")
+			// The charts keep a legible width.
+			var plot float64
+			b.eval(`Math.min(...[...document.querySelectorAll(".chart svg")].map((s) => s.getBoundingClientRect().width))`, &plot)
+			if plot < 300 {
+				t.Errorf("dashboard: charts %.0f px wide on a phone", plot)
+			}
+			b.eval(`document.querySelector("#h-trends").scrollIntoView(), true`, nil)
+			b.screenshot("narrow-dashboard-charts")
+			b.eval(`scrollTo(0, 0), true`, nil)
 		case "subjects":
 			b.waitFor("tree", `document.querySelector('#subject-tree [data-subject="/books"]')`, 10*time.Second)
 		case "events":
@@ -478,6 +487,8 @@ func TestUINarrowScreen(t *testing.T) {
 		case "types":
 			b.waitFor("types", `document.querySelector('#types-table tr[data-type]')`, 10*time.Second)
 			isCard(view, "#types-table")
+		case "operations":
+			narrowOperations(t, b)
 		}
 		var width int
 		b.run(view, chromedp.Sleep(300*time.Millisecond), chromedp.Evaluate(`document.documentElement.scrollWidth`, &width))
