@@ -100,9 +100,10 @@ func (c *bodies) last(t *testing.T, b *browser) []byte {
 	return body
 }
 
-// tamper answers the tab's next backup request with change applied to the
-// server's response (its headers and body); the channel tells when it did.
-func (b *browser) tamper(change func(header map[string]string, body []byte) []byte) <-chan error {
+// tamper answers the tab's next request to path with change applied to the
+// server's response (its headers and body; the status becomes 200); the
+// channel tells when it did.
+func (b *browser) tamper(path string, change func(header map[string]string, body []byte) []byte) <-chan error {
 	b.t.Helper()
 	done := make(chan error, 1)
 	ctx, cancel := context.WithCancel(b.ctx)
@@ -117,7 +118,7 @@ func (b *browser) tamper(change func(header map[string]string, body []byte) []by
 			exec := cdp.WithExecutor(b.ctx, chromedp.FromContext(b.ctx).Target)
 			raw, err := fetch.GetResponseBody(paused.RequestID).Do(exec)
 			if err != nil {
-				done <- err
+				done <- fmt.Errorf("%s: %w", path, err)
 				return
 			}
 			header := map[string]string{}
@@ -135,7 +136,7 @@ func (b *browser) tamper(change func(header map[string]string, body []byte) []by
 				WithBody(base64.StdEncoding.EncodeToString(body)).Do(exec)
 		}()
 	})
-	b.run("intercept the backup", fetch.Enable().WithPatterns([]*fetch.RequestPattern{{URLPattern: "*/api/v1/backup", RequestStage: fetch.RequestStageResponse}}))
+	b.run("intercept "+path, fetch.Enable().WithPatterns([]*fetch.RequestPattern{{URLPattern: "*" + path, RequestStage: fetch.RequestStageResponse}}))
 	return done
 }
 
@@ -145,10 +146,10 @@ func (b *browser) untamper(t *testing.T, done <-chan error) {
 	select {
 	case err := <-done:
 		if err != nil {
-			t.Fatalf("tampering with the backup: %v", err)
+			t.Fatalf("tampering with a response: %v", err)
 		}
 	case <-time.After(20 * time.Second):
-		t.Fatal("the backup request was not intercepted")
+		t.Fatal("the request was not intercepted")
 	}
 	b.run("stop intercepting", fetch.Disable())
 }
@@ -306,7 +307,7 @@ func opsBadBackups(t *testing.T, b *browser) {
 			return body
 		}},
 	} {
-		done := b.tamper(c.change)
+		done := b.tamper("/api/v1/backup", c.change)
 		b.run("download a "+c.name+" backup", chromedp.Click("#backup-start", chromedp.ByQuery))
 		b.untamper(t, done)
 		b.waitFor(c.name+" backup refused", `document.querySelector("#backup").dataset.state === "error"`, 20*time.Second)
@@ -375,6 +376,31 @@ func opsVerify(t *testing.T, b *browser, inst *harness.Instance) {
 	}
 	t.Logf("verify-store (API %d): %s", api.StatusCode, outcome)
 	b.screenshot("operations-verify")
+
+	// Both outcomes of the spec, as a server would stream them.
+	hash := strings.Repeat("ab", 32)
+	for _, c := range []struct{ body, state, shown string }{
+		{`{"type":"verification","payload":{"verified":true,"events":3000,"headHash":"` + hash + `"}}`, "verified", "Verified: 3,000 events, every hash, link and index checked in"},
+		{`{"type":"verification","payload":{"verified":false,"events":1234,"problem":"event 1234: hash mismatch"}}`, "failed", "Verification failed after checking 1,234 events: event 1234: hash mismatch"},
+		{``, "error", "the stream ended without a verification line"},
+	} {
+		done := b.tamper("/api/v1/verify-store", func(header map[string]string, _ []byte) []byte {
+			for k := range header {
+				delete(header, k)
+			}
+			header["Content-Type"] = "application/x-ndjson"
+			return []byte(`{"type":"heartbeat","payload":{}}` + "\n" + c.body + "\n")
+		})
+		b.run("verify", chromedp.Click("#verify-start", chromedp.ByQuery))
+		b.untamper(t, done)
+		b.waitFor("outcome "+c.state, `document.querySelector("#verify").dataset.state === `+strconv.Quote(c.state), 10*time.Second)
+		if got := b.text("#verify-outcome"); !strings.Contains(got, c.shown) || (c.state == "verified" && !strings.Contains(got, hash)) {
+			t.Errorf("verify-store outcome %s shown as %q", c.state, got)
+		}
+		if c.state == "failed" {
+			b.screenshot("operations-verify-failed")
+		}
+	}
 }
 
 // formatCount writes n with thousands separators, as the console does.
