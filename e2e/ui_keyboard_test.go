@@ -94,6 +94,17 @@ func (b *browser) goByKeyboard(view string) {
 	b.waitFocus("#h-" + view)
 }
 
+// signInByKeyboard opens the UI, types the token into the focused field,
+// presses Enter and checks that the focus lands on the dashboard's heading.
+func (b *browser) signInByKeyboard(inst *harness.Instance) {
+	b.t.Helper()
+	b.run("login page", chromedp.Navigate(inst.URL("http")+"/"), chromedp.WaitVisible("#token", chromedp.ByQuery))
+	b.waitFocus("#token")
+	b.run("type the token", chromedp.KeyEvent(harness.Token), chromedp.KeyEvent(kb.Enter))
+	b.run("dashboard", chromedp.WaitVisible(`#view-dashboard[data-loaded="true"]`, chromedp.ByQuery))
+	b.waitFocus("#h-dashboard")
+}
+
 // indexOf returns the position of s in list, or -1.
 func indexOf(list []string, s string) int {
 	for i, v := range list {
@@ -116,12 +127,7 @@ func TestUIKeyboard(t *testing.T) {
 	mustWrite(t, inst, candidates(pairs...))
 	mustWrite(t, inst, candidates("/books/7", lib+"book-acquired", "/readers/jane", lib+"reader-registered"))
 	b := newBrowser(t, 1280, 900)
-
-	b.run("login page", chromedp.Navigate(inst.URL("http")+"/"), chromedp.WaitVisible("#token", chromedp.ByQuery))
-	b.waitFocus("#token")
-	b.run("type the token", chromedp.KeyEvent(harness.Token), chromedp.KeyEvent(kb.Enter))
-	b.run("dashboard", chromedp.WaitVisible(`#view-dashboard[data-loaded="true"]`, chromedp.ByQuery))
-	b.waitFocus("#h-dashboard")
+	b.signInByKeyboard(inst)
 
 	// Events: the table is one tab stop; arrows move; Enter opens the
 	// detail with the focus in it; Escape closes it and returns to the row.

@@ -173,6 +173,30 @@ func (b *browser) key(k string, mods ...chromedp.KeyOption) {
 	b.run("key", chromedp.KeyEvent(k, mods...))
 }
 
+// whileRunning samples the tab's memory while the element sel has
+// data-state running, up to maxQueryTotal, fails unless it ends done, and
+// returns the peaks of the JS heap and of the renderer.
+func (b *browser) whileRunning(what, sel, errorSel, countSel string) (peakHeap, peakRSS float64) {
+	b.t.Helper()
+	deadline := time.Now().Add(maxQueryTotal)
+	for {
+		var state string
+		b.eval(`document.querySelector(`+strconv.Quote(sel)+`).dataset.state`, &state)
+		heap, rss := b.memory()
+		peakHeap, peakRSS = max(peakHeap, heap), max(peakRSS, rss)
+		if state != "running" {
+			if state != "done" {
+				b.t.Fatalf("%s state %q: %s", what, state, b.text(errorSel))
+			}
+			return peakHeap, peakRSS
+		}
+		if time.Now().After(deadline) {
+			b.t.Fatalf("%s still running after %s: %s", what, maxQueryTotal, b.text(countSel))
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
 // buildScaleStore writes the special events, then orderEvents events
 // spread over orderSubjects subjects, in batches of ordersPerBatch.
 func buildScaleStore(t *testing.T, inst *harness.Instance) {
@@ -292,7 +316,7 @@ func firstDifference(a, b []byte) int {
 // TestUIScale is the console against a store of 300,002 events over 30,002
 // subjects and a query of 1,000,000 rows: it prints the time to usable, the
 // longest main-thread stall and the tab's memory, and asserts generous
-// bounds on them; it checks that exports are the server's bytes.
+// bounds on them; it checks that exports and a backup are the server's bytes.
 func TestUIScale(t *testing.T) {
 	inst := harness.Start(t, bin, harness.Dev("--with-ui")...)
 	buildScaleStore(t, inst)
@@ -311,6 +335,7 @@ func TestUIScale(t *testing.T) {
 	scaleSubjects(t, b)
 	scaleQuery(t, b, inst, downloads)
 	scaleEvents(t, b, inst)
+	scaleBackup(t, b, inst, downloads)
 	if errs := b.consoleErrors(); len(errs) > 0 {
 		t.Errorf("console errors: %v", errs)
 	}
@@ -401,24 +426,7 @@ func scaleQuery(t *testing.T, b *browser, inst *harness.Instance, downloads *dow
 	start := b.now()
 	b.run("run", chromedp.Click("#query-run", chromedp.ByQuery))
 	firstRows := b.waitFor("first rows", `document.querySelector('#query-table [aria-rowindex="2"]')`, 30*time.Second) - start
-	var peakHeap, peakRSS float64
-	deadline := time.Now().Add(maxQueryTotal)
-	for {
-		var state string
-		b.eval(`document.querySelector("#view-query").dataset.state`, &state)
-		heap, rss := b.memory()
-		peakHeap, peakRSS = max(peakHeap, heap), max(peakRSS, rss)
-		if state != "running" {
-			if state != "done" {
-				t.Fatalf("query state %q: %s", state, b.text("#query-error"))
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("query still running after %s: %s", maxQueryTotal, b.text("#query-count"))
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
+	peakHeap, peakRSS := b.whileRunning("query", "#view-query", "#query-error", "#query-count")
 	total := b.now() - start
 	s := b.stalls()
 	heap, rss := b.memory()
@@ -508,4 +516,41 @@ func scaleEvents(t *testing.T, b *browser, inst *harness.Instance) {
 		t.Errorf("jump to 2000-01-01: first row %s", got)
 	}
 	t.Logf("events: jump to a time among %d events in %.0f ms", orderEvents+len(specialData), took)
+}
+
+// scaleBackup downloads a backup of the whole store through the console:
+// the tab's memory stays flat (the bytes go to Blobs), the main thread
+// free, and the file is the API's backup byte for byte.
+func scaleBackup(t *testing.T, b *browser, inst *harness.Instance, downloads *downloads) {
+	want := inst.Do("POST", "/api/v1/backup", harness.Token, "{}")
+	if want.StatusCode != 200 {
+		t.Fatalf("backup: %d %s", want.StatusCode, want.Body)
+	}
+	b.eval(`location.hash = "#/operations"`, nil)
+	b.waitFor("operations view", `!document.querySelector("#view-operations").hidden`, 5*time.Second)
+	b.resetStalls()
+	start := b.now()
+	b.run("backup", chromedp.Click("#backup-start", chromedp.ByQuery))
+	peakHeap, peakRSS := b.whileRunning("backup", "#backup", "#backup-error", "#backup-count")
+	total := b.now() - start
+	s := b.stalls()
+	events := strconv.Itoa(orderEvents + len(specialData))
+	if got := b.attr("#backup-count", "data-events"); got != events {
+		t.Errorf("backup: %s events, want %s", got, events)
+	}
+	b.screenshot("scale-backup")
+	b.run("save", chromedp.Click("#backup-download", chromedp.ByQuery))
+	got := downloads.next(t, 0)
+	if !bytes.Equal(got, want.Body) {
+		t.Fatalf("backup through the console differs from the API's: %d bytes (sha256 %x), API %d bytes (sha256 %x); first difference at %d",
+			len(got), sha256.Sum256(got), len(want.Body), sha256.Sum256(want.Body), firstDifference(got, want.Body))
+	}
+	t.Logf("backup of %s events through the console: %d bytes in %.1f s, identical to the API's (sha256 %x); longest stall %.0f ms (longtask %.0f ms); JS heap peak %.1f MiB, renderer peak %.0f MiB",
+		events, len(got), total/1000, sha256.Sum256(got), s.Gap, s.Longtask, peakHeap, peakRSS)
+	if s.Gap > maxStall {
+		t.Errorf("backup: main thread stalled %.0f ms, bound %.0f ms", s.Gap, maxStall)
+	}
+	if peakHeap > maxHeapMiB || peakRSS > maxRSSMiB {
+		t.Errorf("backup memory: JS heap peak %.1f MiB (bound %.0f), renderer peak %.0f MiB (bound %.0f)", peakHeap, maxHeapMiB, peakRSS, maxRSSMiB)
+	}
 }

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
@@ -23,8 +24,8 @@ import (
 	"github.com/eventstore-service/eventstore/e2e/harness"
 )
 
-// browser is a headless Chromium tab that records console errors and
-// uncaught exceptions.
+// browser is a headless Chromium tab that records console errors,
+// uncaught exceptions and Content-Security-Policy violations.
 type browser struct {
 	t      *testing.T
 	ctx    context.Context
@@ -68,9 +69,15 @@ func newBrowser(t *testing.T, width, height int) *browser {
 			}
 		case *runtime.EventExceptionThrown:
 			b.errors = append(b.errors, "exception: "+ev.ExceptionDetails.Text+" "+exceptionDescription(ev))
+		case *log.EventEntryAdded:
+			// A blocked inline style or script is no console call or
+			// exception: Chromium reports it in the log, source security.
+			if ev.Entry.Source == log.SourceSecurity {
+				b.errors = append(b.errors, "security: "+ev.Entry.Text)
+			}
 		}
 	})
-	if err := chromedp.Run(ctx); err != nil {
+	if err := chromedp.Run(ctx, log.Enable()); err != nil {
 		t.Fatalf("start chromium: %v", err)
 	}
 	t.Cleanup(func() {
@@ -411,7 +418,7 @@ func TestUINarrowScreen(t *testing.T) {
 			t.Errorf("%s: %s is not a stack of cards: row display %q, label %q", view, sel, display, label)
 		}
 	}
-	for _, view := range []string{"dashboard", "subjects", "events", "live", "query", "types"} {
+	for _, view := range []string{"dashboard", "subjects", "events", "live", "query", "types", "operations"} {
 		// The menu, by keyboard.
 		var listShown bool
 		b.eval(`getComputedStyle(document.querySelector("#nav-list")).display !== "none"`, &listShown)
@@ -437,6 +444,15 @@ func TestUINarrowScreen(t *testing.T) {
 		switch view {
 		case "dashboard":
 			isCard(view, "#checks")
+			// The charts keep a legible width.
+			var plot float64
+			b.eval(`Math.min(...[...document.querySelectorAll(".chart svg")].map((s) => s.getBoundingClientRect().width))`, &plot)
+			if plot < 300 {
+				t.Errorf("dashboard: charts %.0f px wide on a phone", plot)
+			}
+			b.eval(`document.querySelector("#h-trends").scrollIntoView(), true`, nil)
+			b.screenshot("narrow-dashboard-charts")
+			b.eval(`scrollTo(0, 0), true`, nil)
 		case "subjects":
 			b.waitFor("tree", `document.querySelector('#subject-tree [data-subject="/books"]')`, 10*time.Second)
 		case "events":
@@ -471,6 +487,8 @@ func TestUINarrowScreen(t *testing.T) {
 		case "types":
 			b.waitFor("types", `document.querySelector('#types-table tr[data-type]')`, 10*time.Second)
 			isCard(view, "#types-table")
+		case "operations":
+			narrowOperations(t, b)
 		}
 		var width int
 		b.run(view, chromedp.Sleep(300*time.Millisecond), chromedp.Evaluate(`document.documentElement.scrollWidth`, &width))

@@ -189,6 +189,13 @@ export function lineText(line) {
   return decoder.decode(line.subarray(0, end));
 }
 
+/** Whether the bytes of a line begin with the bytes prefix. */
+export function startsWith(bytes, prefix) {
+  if (bytes.length < prefix.length) return false;
+  for (let i = 0; i < prefix.length; i += 1) if (bytes[i] !== prefix[i]) return false;
+  return true;
+}
+
 /**
  * POSTs body to path and yields one item per NDJSON line:
  * { type, payload, raw } where raw is the exact text of the payload as

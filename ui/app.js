@@ -10,9 +10,11 @@ import * as events from './views/events.js';
 import * as live from './views/live.js';
 import * as query from './views/query.js';
 import * as types from './views/types.js';
+import * as operations from './views/operations.js';
+import * as sampler from './sampler.js';
 
 const REJECTED = 'The token was not accepted.';
-const views = { dashboard, subjects, events, live, query, types };
+const views = { dashboard, subjects, events, live, query, types, operations };
 const DEFAULT_VIEW = 'dashboard';
 let current = null;
 
@@ -63,11 +65,13 @@ function showApp() {
   $('login-error').hidden = true;
   $('app').hidden = false;
   $('logout').hidden = false;
+  sampler.start();
   route();
 }
 
 function showLogin(message) {
   leaveCurrent();
+  sampler.stop();
   clearToken();
   $('app').hidden = true;
   $('logout').hidden = true;

@@ -32,3 +32,30 @@ export function errorMessage(error) {
 export function formatTime(time) {
   return String(time || '').replace('T', ' ').replace('Z', '');
 }
+
+/** Formats a byte count with binary units (1.5 MiB). */
+export function formatBytes(bytes) {
+  if (!Number.isFinite(bytes)) return '—';
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit += 1;
+  }
+  return unit === 0 ? `${value} B` : `${value.toFixed(1)} ${units[unit]}`;
+}
+
+/** Formats seconds compactly: 42s, 3m 20s, 2h 5m 1s, 1d 4h 0m. */
+export function formatDuration(seconds) {
+  if (!Number.isFinite(seconds)) return '—';
+  const s = Math.floor(seconds);
+  const d = Math.floor(s / 86400);
+  const h = Math.floor((s % 86400) / 3600);
+  const m = Math.floor((s % 3600) / 60);
+  const rest = s % 60;
+  if (d) return `${d}d ${h}h ${m}m`;
+  if (h) return `${h}h ${m}m ${rest}s`;
+  if (m) return `${m}m ${rest}s`;
+  return `${rest}s`;
+}

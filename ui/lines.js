@@ -1,47 +1,86 @@
-// LineStore keeps the exact bytes of streamed lines, for display and for a
-// byte-faithful export. Lines are copied into 4 MiB segments; a full segment
-// becomes a Blob (which the browser keeps outside the page, on disk if it
-// must) and only a few segments stay in the tab's memory, so the tab holds
-// 8 bytes per line whatever the result's size. Reading a line whose
-// segment is not in memory starts loading it and returns null; onLoad runs
-// when it is there.
+// Spool keeps streamed bytes exactly as received in 4 MiB segments: a full
+// segment becomes a Blob (which the browser keeps outside the page, on disk
+// if it must) and its buffer takes the next segment, so a spool holds one
+// segment in the tab's memory however much it received.
+//
+// LineStore is a Spool of lines that can read them back, for display and
+// for a byte-faithful export: it keeps a few segments in memory and 8
+// bytes per line whatever the result's size. Reading a line whose segment
+// is not in memory starts loading it and returns null; onLoad runs when it
+// is there.
 const SEGMENT = 4 << 20;
 const RESIDENT = 6; // segments kept in memory, the one being filled included
 const decoder = new TextDecoder();
 
-export class LineStore {
-  constructor(onLoad = () => {}) {
-    this.onLoad = onLoad;
+export class Spool {
+  constructor() {
     this.clear();
   }
 
   clear() {
     this.segments = []; // { start, size, bytes, blob, loading }
+    this.size = 0;
+    this.spare = null; // a sealed segment's buffer, for the next one
+  }
+
+  /** Appends bytes (never split over two segments) and returns their segment. */
+  append(bytes) {
+    let seg = this.segments[this.segments.length - 1];
+    if (!seg || seg.size + bytes.length > seg.bytes.length) {
+      if (seg) this.seal(seg);
+      const size = Math.max(SEGMENT, bytes.length);
+      const buffer = this.spare && this.spare.length >= size ? this.spare : new Uint8Array(size);
+      this.spare = null;
+      seg = { start: this.size, size: 0, bytes: buffer, blob: null, loading: null };
+      this.segments.push(seg);
+    }
+    seg.bytes.set(bytes, seg.size);
+    seg.size += bytes.length;
+    this.size += bytes.length;
+    return seg;
+  }
+
+  /** Every stored byte, in order, as a Blob. */
+  blob(type) {
+    const parts = this.segments.map((seg) => seg.blob || seg.bytes.subarray(0, seg.size));
+    return new Blob(parts, { type });
+  }
+
+  /** Turns a full segment into a Blob (a copy) and keeps its buffer for the next. */
+  seal(seg) {
+    seg.blob = new Blob([seg.bytes.subarray(0, seg.size)]);
+    this.spare = seg.bytes;
+    seg.bytes = null;
+  }
+}
+
+export class LineStore extends Spool {
+  constructor(onLoad = () => {}) {
+    super();
+    this.onLoad = onLoad;
+  }
+
+  clear() {
+    super.clear();
     this.starts = new Float64Array(1024); // byte offset of each line
     this.count = 0;
-    this.size = 0;
     this.resident = [];
   }
 
   /** Appends one line's bytes (its newline included, if any). */
   append(line) {
-    let seg = this.segments[this.segments.length - 1];
-    if (!seg || seg.size + line.length > seg.bytes.length) {
-      if (seg) this.#seal(seg);
-      seg = { start: this.size, size: 0, bytes: new Uint8Array(Math.max(SEGMENT, line.length)), blob: null, loading: null };
-      this.segments.push(seg);
-      this.#touch(seg);
-    }
-    seg.bytes.set(line, seg.size);
-    seg.size += line.length;
+    const start = this.size;
+    const segments = this.segments.length;
+    const seg = super.append(line);
+    if (this.segments.length !== segments) this.#touch(seg);
     if (this.count === this.starts.length) {
       const grown = new Float64Array(this.starts.length * 2);
       grown.set(this.starts);
       this.starts = grown;
     }
-    this.starts[this.count] = this.size;
+    this.starts[this.count] = start;
     this.count += 1;
-    this.size += line.length;
+    return seg;
   }
 
   /** Line i as text without its newline, or null while its segment loads. */
@@ -65,12 +104,6 @@ export class LineStore {
     return seg.bytes.subarray(start - seg.start, end - seg.start);
   }
 
-  /** Every stored byte, in order, as a Blob. */
-  blob(type) {
-    const parts = this.segments.map((seg) => seg.blob || seg.bytes.subarray(0, seg.size));
-    return new Blob(parts, { type });
-  }
-
   #segmentAt(offset) {
     let lo = 0;
     let hi = this.segments.length - 1;
@@ -82,7 +115,9 @@ export class LineStore {
     return this.segments[lo];
   }
 
-  #seal(seg) {
+  // A sealed segment stays readable (its buffer is not reused) until #touch
+  // evicts it.
+  seal(seg) {
     seg.bytes = seg.bytes.subarray(0, seg.size);
     seg.blob = new Blob([seg.bytes]);
   }

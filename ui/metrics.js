@@ -31,3 +31,32 @@ export function findMetric(samples, name, labels = {}) {
 export function sumMetric(samples, name) {
   return samples.filter((s) => s.name === name).reduce((sum, s) => sum + s.value, 0);
 }
+
+/** The cumulative buckets of histogram name as [{ le, count }], by bound (+Inf last). */
+export function buckets(samples, name) {
+  return samples.filter((s) => s.name === `${name}_bucket`)
+    .map((s) => ({ le: s.labels.le === '+Inf' ? Infinity : Number(s.labels.le), count: s.value }))
+    .sort((a, b) => a.le - b.le);
+}
+
+/**
+ * The q-quantile of cumulative buckets, interpolated linearly inside its
+ * bucket as Prometheus' histogram_quantile does (the highest finite bound
+ * when it falls in +Inf); null without observations.
+ */
+export function quantile(q, list) {
+  const total = list.length ? list[list.length - 1].count : 0;
+  if (!(total > 0)) return null;
+  const rank = q * total;
+  let lower = 0;
+  let below = 0;
+  for (const { le, count } of list) {
+    if (count >= rank) {
+      if (le === Infinity) return lower;
+      return lower + (le - lower) * ((rank - below) / (count - below));
+    }
+    lower = le;
+    below = count;
+  }
+  return lower;
+}

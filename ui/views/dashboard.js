@@ -1,20 +1,37 @@
-// Dashboard: health report and metrics, refreshed every 2 seconds.
-import { request, getText } from '../api.js';
-import { $, el, showError, errorMessage } from '../dom.js';
-import { parseMetrics, findMetric, sumMetric } from '../metrics.js';
+// Dashboard: the health report, refreshed every 2 seconds while shown, and
+// the metrics the sampler takes every 2 s while the console is signed in:
+// figures, and charts of the last 15 minutes (write rate, events read,
+// observers, write latency p99 over the preceding minute).
+import { $, el, showError, errorMessage, formatBytes, formatDuration } from '../dom.js';
+import { findMetric } from '../metrics.js';
+import { getHealth, check, mode } from '../health.js';
+import { Chart } from '../chart.js';
+import * as sampler from '../sampler.js';
 
 const REFRESH_MS = 2000;
+const CHARTS = [
+  { key: 'writeRate', id: 'chart-write-rate', format: (v) => `${formatRate(v)} events/s` },
+  { key: 'readRate', id: 'chart-read-rate', format: (v) => `${formatRate(v)} events/s` },
+  { key: 'observers', id: 'chart-observers', format: (v) => String(Math.round(v)) },
+  { key: 'p99', id: 'chart-write-p99', format: formatLatency, unknown: 'no writes in the preceding minute' },
+];
 let timer = null;
 let active = false;
 let generation = 0;
-let previousWritten = null; // { value, at }
+let unsubscribe = null;
+let shown = { health: false, metrics: false };
+let charts = [];
 
-export function init() {}
+export function init() {
+  charts = CHARTS.map((c) => ({ key: c.key, chart: new Chart($(c.id), c.format, c.unknown) }));
+}
 
 export function enter() {
   active = true;
   generation += 1;
-  previousWritten = null;
+  shown = { health: false, metrics: false };
+  unsubscribe = sampler.subscribe(renderMetrics);
+  if (sampler.latestSamples()) renderMetrics(sampler.latestSamples());
   refresh(generation);
 }
 
@@ -23,6 +40,8 @@ export function leave() {
   generation += 1;
   clearTimeout(timer);
   timer = null;
+  if (unsubscribe) unsubscribe();
+  unsubscribe = null;
 }
 
 function schedule(gen) {
@@ -32,15 +51,12 @@ function schedule(gen) {
 
 async function refresh(gen) {
   try {
-    const [health, metricsText] = await Promise.all([
-      request('/api/v1/health', { okStatuses: [503] }).then((r) => r.json()),
-      getText('/api/v1/health?format=openmetrics').catch(() => ''),
-    ]);
+    const health = await getHealth();
     if (!active || gen !== generation) return;
-    render(health, parseMetrics(metricsText));
+    renderHealth(health);
     showError($('dashboard-error'), '');
     $('dashboard-updated').textContent = new Date().toLocaleTimeString();
-    $('view-dashboard').dataset.loaded = 'true';
+    loaded('health');
   } catch (error) {
     if (!active || gen !== generation) return;
     showError($('dashboard-error'), `Could not refresh: ${errorMessage(error)}`);
@@ -48,9 +64,10 @@ async function refresh(gen) {
   schedule(gen);
 }
 
-function check(health, name) {
-  const entries = (health.checks && health.checks[name]) || [];
-  return entries[0];
+// The view counts as loaded once it shows both the health report and metrics.
+function loaded(part) {
+  shown[part] = true;
+  if (shown.health && shown.metrics) $('view-dashboard').dataset.loaded = 'true';
 }
 
 function setStat(name, text, value, state) {
@@ -60,34 +77,21 @@ function setStat(name, text, value, state) {
   if (state !== undefined) node.dataset.state = state;
 }
 
-export function formatBytes(bytes) {
-  if (!Number.isFinite(bytes)) return '—';
-  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
-  let value = bytes;
-  let unit = 0;
-  while (value >= 1024 && unit < units.length - 1) {
-    value /= 1024;
-    unit += 1;
-  }
-  return unit === 0 ? `${value} B` : `${value.toFixed(1)} ${units[unit]}`;
+function formatRate(rate) {
+  return rate.toFixed(rate < 10 ? 2 : 0);
 }
 
-export function formatDuration(seconds) {
-  if (!Number.isFinite(seconds)) return '—';
-  const s = Math.floor(seconds);
-  const d = Math.floor(s / 86400);
-  const h = Math.floor((s % 86400) / 3600);
-  const m = Math.floor((s % 3600) / 60);
-  const rest = s % 60;
-  if (d) return `${d}d ${h}h ${m}m`;
-  if (h) return `${h}h ${m}m ${rest}s`;
-  if (m) return `${m}m ${rest}s`;
-  return `${rest}s`;
+function formatLatency(seconds) {
+  const ms = seconds * 1000;
+  return `${ms.toFixed(ms < 10 ? 2 : 0)} ms`;
 }
 
-function render(health, samples) {
+function renderHealth(health) {
   const status = String(health.status || 'unknown');
   setStat('status', status, status, status);
+
+  const current = mode(health);
+  setStat('mode', current || '—', current, current === 'read-only' ? 'warn' : '');
 
   const eventsCheck = check(health, 'storage:events');
   const count = eventsCheck ? Number(eventsCheck.observedValue) : NaN;
@@ -99,25 +103,11 @@ function render(health, samples) {
   const size = sizeCheck ? Number(sizeCheck.observedValue) : NaN;
   setStat('size', formatBytes(size), Number.isFinite(size) ? size : '');
 
-  const written = findMetric(samples, 'eventstore_events_written_total');
-  const now = performance.now();
-  if (written && previousWritten && now > previousWritten.at) {
-    const rate = Math.max(0, (written.value - previousWritten.value) / ((now - previousWritten.at) / 1000));
-    setStat('write-rate', `${rate.toFixed(rate < 10 ? 2 : 0)} events/s`, rate.toFixed(3));
-  } else {
-    setStat('write-rate', '—', '');
-  }
-  previousWritten = written ? { value: written.value, at: now } : null;
-
-  const observers = samples.some((s) => s.name === 'eventstore_observers')
-    ? sumMetric(samples, 'eventstore_observers') : null;
-  setStat('observers', observers === null ? '—' : String(observers), observers === null ? '' : observers);
-
   const uptimeCheck = check(health, 'uptime');
   const uptime = uptimeCheck ? Number(uptimeCheck.observedValue) : NaN;
   setStat('uptime', formatDuration(uptime), Number.isFinite(uptime) ? uptime : '');
 
-  const build = findMetric(samples, 'eventstore_build_info');
+  const build = sampler.latestSamples() && findMetric(sampler.latestSamples(), 'eventstore_build_info');
   const version = health.releaseId || (build && build.labels.version) || '—';
   setStat('version', version, version === '—' ? '' : version);
 
@@ -128,6 +118,20 @@ function render(health, samples) {
       el('td', { 'data-label': 'Status' }, el('span', { class: `badge ${entry.status}`, text: entry.status || '' })),
       el('td', { text: formatValue(entry), 'data-label': 'Value' }))));
   $('checks').tBodies[0].replaceChildren(...rows);
+}
+
+// The figures and charts of the sampler's last poll (samples null: it failed).
+function renderMetrics(samples) {
+  const last = samples ? sampler.points[sampler.points.length - 1] : null;
+  const rate = last ? last.writeRate : null;
+  setStat('write-rate', rate === null ? '—' : `${formatRate(rate)} events/s`, rate === null ? '' : rate.toFixed(3));
+  const observers = last ? last.observers : null;
+  setStat('observers', observers === null ? '—' : String(observers), observers === null ? '' : observers);
+  const now = performance.now();
+  for (const { key, chart } of charts) {
+    chart.draw(sampler.points.map((p) => ({ at: p.at, value: p[key] })), now, sampler.WINDOW_MS, 2.5 * sampler.INTERVAL_MS);
+  }
+  loaded('metrics');
 }
 
 function formatValue(entry) {

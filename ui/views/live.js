@@ -1,7 +1,8 @@
 // Live tail: observes new events from the current head, newest first. The
 // list is not a live region: assistive technology hears a polite summary
 // ("12 new events") at most every few seconds instead of every row.
-import { request, streamNDJSON, isAbort, Latest } from '../api.js';
+import { streamNDJSON, isAbort, Latest } from '../api.js';
+import { getHealth, check } from '../health.js';
 import { $, el, errorMessage, formatTime } from '../dom.js';
 
 const MAX_ITEMS = 500;
@@ -81,9 +82,8 @@ async function start() {
   const subject = $('live-subject').value.trim() || '/';
   const options = { recursive: $('live-recursive').checked };
   try {
-    const health = await request('/api/v1/health', { okStatuses: [503], signal: own.signal }).then((r) => r.json());
-    const check = health.checks && health.checks['storage:events'] && health.checks['storage:events'][0];
-    const count = check ? Number(check.observedValue) : 0;
+    const events = check(await getHealth({ signal: own.signal }), 'storage:events');
+    const count = events ? Number(events.observedValue) : 0;
     if (count > 0) options.lowerBound = { id: String(count), type: 'inclusive' };
     if (!requests.owns(own)) return;
     const onOpen = () => {

@@ -1,7 +1,7 @@
 // Query: runs an EventQL query and shows its rows as they stream in, in a
 // virtual grid (as a table or as JSON), with progress, Cancel, and an
 // export of the row lines exactly as the server sent them.
-import { readLines, lineText, parseLine, isAbort, ApiError, Latest } from '../api.js';
+import { readLines, lineText, parseLine, startsWith, isAbort, ApiError, Latest } from '../api.js';
 import { $, el, showError, errorMessage } from '../dom.js';
 import { LineStore } from '../lines.js';
 import { QueryResult } from './query-result.js';
@@ -85,12 +85,6 @@ function take(line) {
   }
   const item = parseLine(lineText(line));
   if (item && item.type === 'row') store.append(line);
-}
-
-function startsWith(bytes, prefix) {
-  if (bytes.length < prefix.length) return false;
-  for (let i = 0; i < prefix.length; i += 1) if (bytes[i] !== prefix[i]) return false;
-  return true;
 }
 
 // The grid and the count follow the stream at most once a frame.
