@@ -164,22 +164,38 @@ func recordAt(b Backend, id uint64) (event.Record, error) {
 	return r, nil
 }
 
-// loadSchemas compiles the stored schemas into the registry.
+// loadSchemas compiles the stored schemas that the registry lacks into it
+// (a registration never changes); the version moves only when it added one.
 func (s *Store) loadSchemas(b Backend) error {
 	stored, err := b.Schemas()
 	if err != nil {
 		return fmt.Errorf("read schemas: %w", err)
 	}
-	compiled := make(map[string]*schema.Schema, len(stored))
+	compiled := map[string]*schema.Schema{}
 	for _, sw := range stored {
+		if s.schemas.get(sw.Type) != nil {
+			continue
+		}
 		sch, err := schema.Compile(sw.Raw)
 		if err != nil {
 			return corruption("stored schema of %s: %v", sw.Type, err)
 		}
 		compiled[sw.Type] = sch
 	}
-	s.schemas.add(compiled)
+	if len(compiled) > 0 {
+		s.schemas.add(compiled)
+	}
 	return nil
+}
+
+// followSchemas adds, on a shared backend, the schemas that other nodes
+// registered and this store has not followed yet, so that a registration
+// acknowledged by any node is in every later read of event types here.
+func (s *Store) followSchemas() error {
+	if !s.shared {
+		return nil
+	}
+	return s.loadSchemas(s.backend)
 }
 
 // Start opens the backend, checks that the head matches the last stored
