@@ -124,7 +124,7 @@ func postEvents(client *http.Client, url, subject string, n int) ([]storedEvent,
 
 // checkStore reads every event and checks contiguity, the chain and the
 // acknowledged events; it returns the number of events.
-func checkStore(t *testing.T, inst *harness.Instance, acked map[string]string) int {
+func checkStore(t *testing.T, inst harness.Target, acked map[string]string) int {
 	t.Helper()
 	lines := stream(t, inst, "/api/v1/read-events", `{"subject":"/","options":{"recursive":true}}`)
 	prev := strings.Repeat("0", 64)
