@@ -31,8 +31,11 @@ func Postgres(url string, extra ...string) []string {
 // Cluster is several nodes started with the same arguments; every request
 // goes to a node picked at random.
 type Cluster struct {
-	nodes []*Instance
+	t     testing.TB
+	bin   string
+	args  []string
 	mu    sync.Mutex
+	nodes []*Instance
 	rng   *rand.Rand
 }
 
@@ -40,11 +43,21 @@ type Cluster struct {
 // creates the database schema), and waits until each is running.
 func StartCluster(t testing.TB, bin string, n int, args ...string) *Cluster {
 	t.Helper()
-	c := &Cluster{rng: rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))}
+	c := &Cluster{t: t, bin: bin, args: args, rng: rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))}
 	for i := 0; i < n; i++ {
 		c.nodes = append(c.nodes, Start(t, bin, args...))
 	}
 	return c
+}
+
+// Replace starts a new node in place of node i, which the caller stopped.
+func (c *Cluster) Replace(i int) *Instance {
+	c.t.Helper()
+	inst := Start(c.t, c.bin, c.args...)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.nodes[i] = inst
+	return inst
 }
 
 // Node returns a random node.
@@ -63,4 +76,8 @@ func (c *Cluster) Do(method, path, token, body string, header ...string) Respons
 func (c *Cluster) URL(scheme string) string { return c.Node().URL(scheme) }
 
 // Nodes returns the nodes in the order they were started.
-func (c *Cluster) Nodes() []*Instance { return c.nodes }
+func (c *Cluster) Nodes() []*Instance {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]*Instance(nil), c.nodes...)
+}
