@@ -158,3 +158,34 @@ func TestEventTypesAcrossNodes(t *testing.T) {
 		}
 	}
 }
+
+// TestNodeStartsWhileAnotherWrites starts nodes one after the other while
+// another node commits all the time: each start must succeed, although the
+// log grows between its reading the head and checking the events there.
+func TestNodeStartsWhileAnotherWrites(t *testing.T) {
+	url := pg.Database(t)
+	writer := node(t, url)
+	stop := make(chan struct{})
+	done := make(chan error)
+	go func() {
+		for {
+			select {
+			case <-stop:
+				done <- nil
+				return
+			default:
+			}
+			if _, err := writer.Write(context.Background(), []event.Candidate{candidate("/busy", `{"n":1}`)}, nil); err != nil {
+				done <- err
+				return
+			}
+		}
+	}()
+	for i := 0; i < 20; i++ {
+		node(t, url)
+	}
+	close(stop)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
