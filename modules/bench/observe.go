@@ -115,7 +115,10 @@ func (t Target) Observe(ctx context.Context, observers, rate int, duration time.
 		ready()
 	}
 
-	client := newClient(8)
+	// Up to 64 writes in flight, so that the rate holds where an
+	// acknowledgement takes longer than a few intervals (a commit to
+	// PostgreSQL); connections open only as needed.
+	client := newClient(64)
 	defer client.CloseIdleConnections()
 	var acksMu sync.Mutex
 	acks := map[uint64]time.Time{}
