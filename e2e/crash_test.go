@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -30,43 +29,13 @@ func TestKillNineLoop(t *testing.T) {
 	for i := 0; i < iterations; i++ {
 		inst := harness.Start(t, bin, args...)
 		checkStore(t, inst, acked)
-
-		var (
-			mu   sync.Mutex
-			wg   sync.WaitGroup
-			stop = make(chan struct{})
-		)
-		url := inst.URL("http") + "/api/v1/write-events"
-		for w := 0; w < 8; w++ {
-			wg.Add(1)
-			go func(w int) {
-				defer wg.Done()
-				client := &http.Client{Timeout: 10 * time.Second}
-				for n := 0; ; n++ {
-					select {
-					case <-stop:
-						return
-					default:
-					}
-					events, err := postEvents(client, url, fmt.Sprintf("/crash/%d/%d", i, w), 1+n%5)
-					if err != nil {
-						return // the server is gone; unacknowledged writes may or may not be stored
-					}
-					mu.Lock()
-					for _, e := range events {
-						acked[e.ID] = string(e.raw)
-					}
-					mu.Unlock()
-				}
-			}(w)
-		}
+		ws := startWriters(8, fmt.Sprintf("/crash/%d", i), func() string { return inst.URL("http") }, acked)
 		time.Sleep(time.Duration(50+rng.IntN(350)) * time.Millisecond)
 		inst.Signal(syscall.SIGKILL)
 		if code := inst.Wait(10 * time.Second); code != -1 && code != 137 {
 			t.Logf("iteration %d: exit code %d after SIGKILL", i, code)
 		}
-		close(stop)
-		wg.Wait()
+		ws.stop()
 	}
 
 	inst := harness.Start(t, bin, args...)
@@ -74,27 +43,32 @@ func TestKillNineLoop(t *testing.T) {
 	if total < len(acked) || len(acked) < iterations {
 		t.Fatalf("%d events stored, %d acknowledged", total, len(acked))
 	}
+	checkNoDuplicates(t, inst)
 	t.Logf("%d iterations, %d acknowledged events, %d stored", iterations, len(acked), total)
 	inst.Signal(syscall.SIGTERM)
 	if code := inst.Wait(10 * time.Second); code != 0 {
 		t.Fatalf("exit code %d", code)
 	}
-	code, stdout, stderr := harness.Run(t, bin, 60*time.Second, "verify", "--data-directory="+dir)
-	if code != 0 || !strings.Contains(stdout, fmt.Sprintf("verified %d events", total)) {
-		t.Fatalf("verify after the crash loop: exit %d, %q %q", code, stdout, stderr)
-	}
+	verifyClean(t, total, "--data-directory="+dir)
 }
 
-// postEvents writes n events on subject and returns them, or an error if
-// no complete 200 answer arrived.
-func postEvents(client *http.Client, url, subject string, n int) ([]storedEvent, error) {
+// postEvents writes n events on subject, each with request req and its
+// position in the data, and returns them, or an error (a *statusError for
+// an answer other than 200) if no complete 200 answer arrived.
+func postEvents(client *http.Client, url, subject, req string, n int) ([]storedEvent, error) {
 	var parts []string
 	for j := 0; j < n; j++ {
-		parts = append(parts, fmt.Sprintf(`{"source":"https://crash.example.com","subject":%q,"type":"io.example.crash","data":{"j":%d,"pad":%q}}`, subject, j, strings.Repeat("p", j*50)))
+		parts = append(parts, fmt.Sprintf(`{"source":"https://crash.example.com","subject":%q,"type":"io.example.crash","data":{"req":%q,"j":%d,"pad":%q}}`, subject, req, j, strings.Repeat("p", j*50)))
 	}
-	req, _ := http.NewRequest("POST", url, strings.NewReader(`{"events":[`+strings.Join(parts, ",")+`]}`))
-	req.Header.Set("Authorization", "Bearer "+harness.Token)
-	resp, err := client.Do(req)
+	return postWrite(client, url, `{"events":[`+strings.Join(parts, ",")+`]}`)
+}
+
+// postWrite posts a write-events body to url and returns the events of a
+// complete 200 answer, or an error (a *statusError for another status).
+func postWrite(client *http.Client, url, body string) ([]storedEvent, error) {
+	request, _ := http.NewRequest("POST", url, strings.NewReader(body))
+	request.Header.Set("Authorization", "Bearer "+harness.Token)
+	resp, err := client.Do(request)
 	if err != nil {
 		return nil, err
 	}
@@ -104,7 +78,7 @@ func postEvents(client *http.Client, url, subject string, n int) ([]storedEvent,
 		return nil, err
 	}
 	if resp.StatusCode != 200 {
-		return nil, fmt.Errorf("status %d: %s", resp.StatusCode, buf.String())
+		return nil, &statusError{code: resp.StatusCode, body: buf.String(), retryAfter: resp.Header.Get("Retry-After")}
 	}
 	var raws []json.RawMessage
 	if err := json.Unmarshal(buf.Bytes(), &raws); err != nil {
@@ -122,9 +96,17 @@ func postEvents(client *http.Client, url, subject string, n int) ([]storedEvent,
 	return events, nil
 }
 
+// statusError is an answer other than 200.
+type statusError struct {
+	code             int
+	body, retryAfter string
+}
+
+func (e *statusError) Error() string { return fmt.Sprintf("status %d: %s", e.code, e.body) }
+
 // checkStore reads every event and checks contiguity, the chain and the
 // acknowledged events; it returns the number of events.
-func checkStore(t *testing.T, inst *harness.Instance, acked map[string]string) int {
+func checkStore(t *testing.T, inst harness.Target, acked map[string]string) int {
 	t.Helper()
 	lines := stream(t, inst, "/api/v1/read-events", `{"subject":"/","options":{"recursive":true}}`)
 	prev := strings.Repeat("0", 64)

@@ -35,7 +35,7 @@ type queryResult struct {
 // runQuery sends a query and checks the framing of the answer: 400 with a
 // plain-text body, or an NDJSON stream of row lines, heartbeats and at most
 // one final error line.
-func runQuery(t *testing.T, inst *harness.Instance, query string) queryResult {
+func runQuery(t *testing.T, inst harness.Target, query string) queryResult {
 	t.Helper()
 	r := inst.Do("POST", queryPath, harness.Token, queryBody(query))
 	if r.StatusCode != 200 {
@@ -73,10 +73,10 @@ func runQuery(t *testing.T, inst *harness.Instance, query string) queryResult {
 
 // eventqlInstance starts the service and writes the conformance data set
 // in one request.
-func eventqlInstance(t *testing.T, extra ...string) (*harness.Instance, *eventqltest.Conformance) {
+func eventqlInstance(t *testing.T, start starter, extra ...string) (harness.Target, *eventqltest.Conformance) {
 	t.Helper()
 	c := eventqltest.Load(t)
-	inst := harness.Start(t, bin, harness.Dev(extra...)...)
+	inst := start(t, extra...)
 	body, _ := json.Marshal(map[string]any{"events": c.Dataset.Events})
 	if events := mustWrite(t, inst, string(body)); len(events) != 11 || events[10].ID != "10" {
 		t.Fatalf("data set written as %d events", len(events))
@@ -86,8 +86,10 @@ func eventqlInstance(t *testing.T, extra ...string) (*harness.Instance, *eventql
 
 // TestEventQLConformance runs every case of eventql-cases.json against the
 // binary, then the precondition cases (eventql.md §17).
-func TestEventQLConformance(t *testing.T) {
-	inst, c := eventqlInstance(t)
+func TestEventQLConformance(t *testing.T) { eachTarget(t, testEventQLConformance) }
+
+func testEventQLConformance(t *testing.T, start starter) {
+	inst, c := eventqlInstance(t, start)
 	for _, tc := range c.Cases {
 		res := runQuery(t, inst, tc.Query)
 		switch tc.ExpectError {
@@ -122,8 +124,10 @@ func TestEventQLConformance(t *testing.T) {
 	}
 }
 
-func TestEventQLWire(t *testing.T) {
-	inst := harness.Start(t, bin, harness.Dev()...)
+func TestEventQLWire(t *testing.T) { eachTarget(t, testEventQLWire) }
+
+func testEventQLWire(t *testing.T, start starter) {
+	inst := start(t)
 	// Empty store: no rows, an empty body; an aggregate still yields its row.
 	if r := inst.Do("POST", queryPath, harness.Token, queryBody("FROM e IN events PROJECT INTO e")); r.StatusCode != 200 || len(r.Body) != 0 {
 		t.Fatalf("empty store: %d %q", r.StatusCode, r.Body)
@@ -185,8 +189,10 @@ func TestEventQLWire(t *testing.T) {
 }
 
 // TestEventQLIndexUse observes index use through the events-read counter.
-func TestEventQLIndexUse(t *testing.T) {
-	inst, _ := eventqlInstance(t)
+func TestEventQLIndexUse(t *testing.T) { eachTarget(t, testEventQLIndexUse) }
+
+func testEventQLIndexUse(t *testing.T, start starter) {
+	inst, _ := eventqlInstance(t, start)
 	const counter = `eventstore_events_read_total{operation="run-eventql-query"}`
 	for query, want := range map[string]float64{
 		`FROM e IN events WHERE e.type == "io.eventsourcingdb.library.reader-registered" PROJECT INTO e.id`: 2,
@@ -213,7 +219,7 @@ const slowQuery = "FROM a IN events FROM b IN events FROM c IN events FROM d IN 
 
 // openQuery starts a query on a raw connection and returns a reader of its
 // response.
-func openQuery(t *testing.T, inst *harness.Instance, query string) (net.Conn, *bufio.Reader) {
+func openQuery(t *testing.T, inst harness.Target, query string) (net.Conn, *bufio.Reader) {
 	t.Helper()
 	conn, err := net.Dial("tcp", strings.TrimPrefix(inst.URL("http"), "http://"))
 	if err != nil {
@@ -260,15 +266,19 @@ func chunkLine(t *testing.T, conn net.Conn, br *bufio.Reader, timeout time.Durat
 }
 
 func TestEventQLHeartbeatsAndCancellation(t *testing.T) {
-	inst, _ := eventqlInstance(t)
+	eachTarget(t, testEventQLHeartbeatsAndCancellation)
+}
+
+func testEventQLHeartbeatsAndCancellation(t *testing.T, start starter) {
+	inst, _ := eventqlInstance(t, start)
 	conn, br := openQuery(t, inst, slowQuery)
-	start := time.Now()
+	began := time.Now()
 	for i := 0; i < 2; i++ {
 		if line := chunkLine(t, conn, br, 3*time.Second); line != `{"type":"heartbeat","payload":{}}`+"\n" {
 			t.Fatalf("line %d: %q", i, line)
 		}
 	}
-	if elapsed := time.Since(start); elapsed < 1500*time.Millisecond {
+	if elapsed := time.Since(began); elapsed < 1500*time.Millisecond {
 		t.Fatalf("two heartbeats within %v", elapsed)
 	}
 	// The client goes away: the query stops, the CPU comes back.
@@ -287,7 +297,8 @@ func TestEventQLHeartbeatsAndCancellation(t *testing.T) {
 }
 
 func TestEventQLEndsOnShutdown(t *testing.T) {
-	inst, _ := eventqlInstance(t)
+	target, _ := eventqlInstance(t, startPebble)
+	inst := target.Nodes()[0]
 	conn, br := openQuery(t, inst, slowQuery)
 	defer conn.Close()
 	if line := chunkLine(t, conn, br, 3*time.Second); !strings.Contains(line, "heartbeat") {
@@ -309,8 +320,10 @@ func TestEventQLEndsOnShutdown(t *testing.T) {
 	}
 }
 
-func TestEventQLMemoryLimit(t *testing.T) {
-	inst, _ := eventqlInstance(t, "--eventql-memory-limit=2KiB")
+func TestEventQLMemoryLimit(t *testing.T) { eachTarget(t, testEventQLMemoryLimit) }
+
+func testEventQLMemoryLimit(t *testing.T, start starter) {
+	inst, _ := eventqlInstance(t, start, "--eventql-memory-limit=2KiB")
 	res := runQuery(t, inst, "FROM a IN events FROM b IN events ORDER BY a.id PROJECT INTO b.id")
 	if res.status != 200 || res.err != "query failed: memory limit of 2048 bytes exceeded" {
 		t.Fatalf("ORDER BY over the limit: %+v", res)
@@ -325,8 +338,10 @@ func TestEventQLMemoryLimit(t *testing.T) {
 	}
 }
 
-func TestEventQLPreconditions(t *testing.T) {
-	inst := harness.Start(t, bin, harness.Dev("--eventql-precondition-timeout=200ms")...)
+func TestEventQLPreconditions(t *testing.T) { eachTarget(t, testEventQLPreconditions) }
+
+func testEventQLPreconditions(t *testing.T, start starter) {
+	inst := start(t, "--eventql-precondition-timeout=200ms")
 	guarded := func(subject, query string) harness.Response {
 		return inst.Do("POST", "/api/v1/write-events", harness.Token, fmt.Sprintf(
 			`{"events":[{"source":"https://x.example","subject":%q,"type":"io.example.claimed","data":{}}],"preconditions":[{"type":"isEventQlQueryTrue","payload":%s}]}`,

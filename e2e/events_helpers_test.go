@@ -105,7 +105,7 @@ func verifySignature(t *testing.T, public ed25519.PublicKey, e storedEvent) {
 }
 
 // writeEvents posts body to write-events and, on 200, returns the events.
-func writeEvents(t *testing.T, inst *harness.Instance, body string) (harness.Response, []storedEvent) {
+func writeEvents(t *testing.T, inst harness.Target, body string) (harness.Response, []storedEvent) {
 	t.Helper()
 	r := inst.Do("POST", "/api/v1/write-events", harness.Token, body)
 	if r.StatusCode != 200 {
@@ -127,7 +127,7 @@ func writeEvents(t *testing.T, inst *harness.Instance, body string) (harness.Res
 }
 
 // mustWrite writes body and fails unless the answer is 200.
-func mustWrite(t *testing.T, inst *harness.Instance, body string) []storedEvent {
+func mustWrite(t *testing.T, inst harness.Target, body string) []storedEvent {
 	t.Helper()
 	r, events := writeEvents(t, inst, body)
 	if r.StatusCode != 200 {
@@ -153,7 +153,7 @@ type ndjsonLine struct {
 
 // stream posts body to path and returns its NDJSON lines, checking the
 // stream's form: 200, application/x-ndjson, compact lines ending in \n.
-func stream(t *testing.T, inst *harness.Instance, path, body string) []ndjsonLine {
+func stream(t *testing.T, inst harness.Target, path, body string) []ndjsonLine {
 	t.Helper()
 	return streamLines(t, inst.Do("POST", path, harness.Token, body), path+" "+body)
 }
@@ -187,7 +187,7 @@ func streamLines(t *testing.T, r harness.Response, what string) []ndjsonLine {
 }
 
 // readIDs reads events with body and returns their ids joined by commas.
-func readIDs(t *testing.T, inst *harness.Instance, body string) string {
+func readIDs(t *testing.T, inst harness.Target, body string) string {
 	t.Helper()
 	var ids []string
 	for _, l := range stream(t, inst, "/api/v1/read-events", body) {

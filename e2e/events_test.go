@@ -19,9 +19,9 @@ import (
 const lib = "com.example.library."
 
 // libraryInstance starts an instance holding the store of api.md §5.
-func libraryInstance(t *testing.T, extra ...string) *harness.Instance {
+func libraryInstance(t *testing.T, start starter, extra ...string) harness.Target {
 	t.Helper()
-	inst := harness.Start(t, bin, harness.Dev(extra...)...)
+	inst := start(t, extra...)
 	mustWrite(t, inst, candidates(
 		"/books/42", lib+"book-acquired", "/books/42", lib+"book-borrowed", "/books/7", lib+"book-acquired",
 		"/books/42", lib+"book-returned", "/readers/jane", lib+"reader-registered", "/books/42/notes", lib+"note-added",
@@ -30,8 +30,10 @@ func libraryInstance(t *testing.T, extra ...string) *harness.Instance {
 	return inst
 }
 
-func TestWriteEvents(t *testing.T) {
-	inst := harness.Start(t, bin, harness.Dev()...)
+func TestWriteEvents(t *testing.T) { eachTarget(t, testWriteEvents) }
+
+func testWriteEvents(t *testing.T, start starter) {
+	inst := start(t)
 	first := mustWrite(t, inst, `{"events":[
 		{"source":"https://library.example.com","subject":"/books/42","type":"com.example.library.book-acquired","data":{"title":"2001 <A Space Odyssey>","year":1968,"rating":4.50,"views":12345678901234567890,"ratio":1e3,"nested":{"z":1,"a":[{"y":2,"b":3}]},"name":"Grüße, 日本 & <co> 😀"}},
 		{"source":"https://library.example.com","subject":"/books/42","type":"com.example.library.book-borrowed","data":{"reader":"jane"},"traceParent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01","traceState":"vendor=value"}]}`)
@@ -73,8 +75,10 @@ func TestWriteEvents(t *testing.T) {
 	}
 }
 
-func TestLargeAndEscapedData(t *testing.T) {
-	inst := harness.Start(t, bin, harness.Dev()...)
+func TestLargeAndEscapedData(t *testing.T) { eachTarget(t, testLargeAndEscapedData) }
+
+func testLargeAndEscapedData(t *testing.T, start starter) {
+	inst := start(t)
 	long := strings.Repeat("a", 65536)
 	escaped := strings.Repeat("<&>", 3000)
 	events := mustWrite(t, inst, fmt.Sprintf(`{"events":[{"source":"https://x","subject":"/big","type":"io.example.big","data":{"long":%q,"escaped":%q}}]}`, long, escaped))
@@ -87,8 +91,10 @@ func TestLargeAndEscapedData(t *testing.T) {
 	}
 }
 
-func TestWriteValidation(t *testing.T) {
-	inst := harness.Start(t, bin, harness.Dev("--max-event-size=128", "--max-request-size=4KiB")...)
+func TestWriteValidation(t *testing.T) { eachTarget(t, testWriteValidation) }
+
+func testWriteValidation(t *testing.T, start starter) {
+	inst := start(t, "--max-event-size=128", "--max-request-size=4KiB")
 	valid := `{"source":"https://x","subject":"/a","type":"io.example.thing","data":{}}`
 	cases := []struct {
 		name, body, want string
@@ -117,7 +123,7 @@ func TestWriteValidation(t *testing.T) {
 	checkError(t, inst.Do("POST", "/api/v1/read-events", harness.Token, `{"subject":5}`), 400, "invalid request: malformed JSON: field 'subject' must be a string")
 
 	// A huge invalid value is quoted back cut at 100 bytes.
-	big := harness.Start(t, bin, harness.Dev()...)
+	big := start(t)
 	huge := "x" + strings.Repeat("y", 15<<20)
 	checkError(t, big.Do("POST", "/api/v1/write-events", harness.Token, `{"events":[{"source":"https://x","subject":"`+huge+`","type":"io.example.thing","data":{}}]}`),
 		400, "invalid subject: '"+huge[:100]+"…'")
@@ -126,8 +132,10 @@ func TestWriteValidation(t *testing.T) {
 	}
 }
 
-func TestPreconditionsOverHTTP(t *testing.T) {
-	inst := harness.Start(t, bin, harness.Dev()...)
+func TestPreconditionsOverHTTP(t *testing.T) { eachTarget(t, testPreconditionsOverHTTP) }
+
+func testPreconditionsOverHTTP(t *testing.T, start starter) {
+	inst := start(t)
 	event := `{"source":"https://x","subject":"/books/42","type":"io.example.thing","data":{}}`
 	with := func(precondition string) string {
 		return `{"events":[` + event + `],"preconditions":[` + precondition + `]}`
@@ -150,8 +158,10 @@ func TestPreconditionsOverHTTP(t *testing.T) {
 	}
 }
 
-func TestReadExamples(t *testing.T) {
-	inst := libraryInstance(t)
+func TestReadExamples(t *testing.T) { eachTarget(t, testReadExamples) }
+
+func testReadExamples(t *testing.T, start starter) {
+	inst := libraryInstance(t, start)
 	fromLatest := func(subject, eventType, missing string) string {
 		return fmt.Sprintf(`"fromLatestEvent":{"subject":%q,"type":%q,"ifEventIsMissing":%q}`, subject, lib+eventType, missing)
 	}
@@ -197,8 +207,10 @@ func TestReadExamples(t *testing.T) {
 	}
 }
 
-func TestReadEventsEmptyStore(t *testing.T) {
-	inst := harness.Start(t, bin, harness.Dev()...)
+func TestReadEventsEmptyStore(t *testing.T) { eachTarget(t, testReadEventsEmptyStore) }
+
+func testReadEventsEmptyStore(t *testing.T, start starter) {
+	inst := start(t)
 	for _, body := range []string{`{"subject":"/"}`, `{"subject":"/","options":{"recursive":true}}`} {
 		r := inst.Do("POST", "/api/v1/read-events", harness.Token, body)
 		if r.StatusCode != 200 || len(r.Body) != 0 || r.Header.Get("Content-Type") != "application/x-ndjson" {
@@ -211,8 +223,10 @@ func TestReadEventsEmptyStore(t *testing.T) {
 	}
 }
 
-func TestReadSubjects(t *testing.T) {
-	inst := libraryInstance(t)
+func TestReadSubjects(t *testing.T) { eachTarget(t, testReadSubjects) }
+
+func testReadSubjects(t *testing.T, start starter) {
+	inst := libraryInstance(t, start)
 	mustWrite(t, inst, candidates("/a/c", "io.example.x", "/a-b", "io.example.x"))
 	subjects := func(base string) string {
 		var out []string
@@ -241,12 +255,16 @@ func TestReadSubjects(t *testing.T) {
 	checkError(t, inst.Do("POST", "/api/v1/read-subjects", harness.Token, `{}`), 400, "invalid subject: ''")
 }
 
-func TestSignatures(t *testing.T) {
+func TestSignatures(t *testing.T) { eachTarget(t, testSignatures) }
+
+func testSignatures(t *testing.T, start starter) {
 	key := harness.WriteFile(t, t.TempDir(), "signing.pem",
 		"-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEIAABAgMEBQYHCAkKCwwNDg8QERITFBUWFxgZGhscHR4f\n-----END PRIVATE KEY-----\n")
-	inst := harness.Start(t, bin, harness.Dev("--signing-key-file="+key)...)
-	if inst.Logs("eventstore is running")[0]["signing"] != true {
-		t.Fatal("running entry does not announce signing")
+	inst := start(t, "--signing-key-file="+key)
+	for _, node := range inst.Nodes() {
+		if node.Logs("eventstore is running")[0]["signing"] != true {
+			t.Fatal("running entry does not announce signing")
+		}
 	}
 	public, _ := hex.DecodeString("03a107bff3ce10be1d70dd18e74bc09967e4d6309ba50d5f1ddc8664125531b8")
 	written := mustWrite(t, inst, candidates("/books/42", lib+"book-acquired", "/books/42", lib+"book-borrowed"))
@@ -266,8 +284,10 @@ func TestSignatures(t *testing.T) {
 // TestStreamLinesAreSeparateChunks reads read-events over a raw HTTP/1.1
 // connection and checks that every chunk of the chunked body is exactly one
 // line, as SDKs that parse chunk by chunk need.
-func TestStreamLinesAreSeparateChunks(t *testing.T) {
-	inst := libraryInstance(t)
+func TestStreamLinesAreSeparateChunks(t *testing.T) { eachTarget(t, testStreamLinesAreSeparateChunks) }
+
+func testStreamLinesAreSeparateChunks(t *testing.T, start starter) {
+	inst := libraryInstance(t, start)
 	conn, err := net.Dial("tcp", strings.TrimPrefix(inst.URL("http"), "http://"))
 	if err != nil {
 		t.Fatal(err)
@@ -281,7 +301,7 @@ func TestStreamLinesAreSeparateChunks(t *testing.T) {
 }
 
 func TestEventMetricsAndHealth(t *testing.T) {
-	inst := libraryInstance(t)
+	inst := libraryInstance(t, startPebble)
 	checkError(t, inst.Do("POST", "/api/v1/write-events", harness.Token, `{}`), 400, "invalid request: events must contain at least one event")
 	stream(t, inst, "/api/v1/read-events", `{"subject":"/","options":{"recursive":true}}`)
 

@@ -17,7 +17,7 @@ func expectRefused(t *testing.T, r harness.Response, what string) {
 }
 
 func TestMaxQueries(t *testing.T) {
-	inst, _ := eventqlInstance(t, "--max-queries=1")
+	inst, _ := eventqlInstance(t, startPebble, "--max-queries=1")
 	conn, br := openQuery(t, inst, slowQuery)
 	if line := chunkLine(t, conn, br, 3*time.Second); !strings.Contains(line, "heartbeat") {
 		t.Fatalf("first line of the running query: %q", line)
@@ -58,7 +58,7 @@ func TestMaxStreams(t *testing.T) {
 }
 
 func TestQueryTimeout(t *testing.T) {
-	inst, _ := eventqlInstance(t, "--eventql-query-timeout=1500ms")
+	inst, _ := eventqlInstance(t, startPebble, "--eventql-query-timeout=1500ms")
 	conn, br := openQuery(t, inst, slowQuery)
 	defer conn.Close()
 	start := time.Now()

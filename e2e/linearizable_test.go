@@ -41,27 +41,28 @@ var casWeights = [casKinds]int{
 // other status) has an unknown outcome; on loopback with a 20 s timeout that
 // is a failure in itself, so the test stops and fails on it rather than
 // modelling it as an operation that may or may not have happened.
-func TestLinearizablePreconditions(t *testing.T) {
+func TestLinearizablePreconditions(t *testing.T) { eachTarget(t, testLinearizablePreconditions) }
+
+func testLinearizablePreconditions(t *testing.T, start starter) {
 	const (
 		clients      = 16
 		subjects     = 6   // at a time
 		epoch        = 30  // operations of a client before it moves to fresh subjects
 		opsPerClient = 150 // 2,400 operations on 30 subjects
 	)
-	inst := harness.Start(t, bin, harness.Dev()...)
+	inst := start(t)
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
 
 	rec := &linRecorder{start: time.Now()}
 	httpClient := &http.Client{Timeout: 20 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: clients}}
 	defer httpClient.CloseIdleConnections()
-	base := inst.URL("http")
 	var wg sync.WaitGroup
 	for id := 0; id < clients; id++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c := &linClient{id: id, http: httpClient, base: base, rec: rec, rng: rand.New(rand.NewPCG(seed, uint64(id))), known: map[string]int64{}}
+			c := &linClient{id: id, http: httpClient, target: inst, rec: rec, rng: rand.New(rand.NewPCG(seed, uint64(id))), known: map[string]int64{}}
 			k := 0
 			for n := 0; n < opsPerClient && !rec.failed.Load(); n++ {
 				if n%epoch == 0 || c.rng.IntN(2) == 0 { // else stay on the subject, as read-then-write does
@@ -195,12 +196,12 @@ func (r *linRecorder) outcomes() string {
 // linClient is one client: it remembers the latest id it saw per subject
 // and uses it as the expected id of its isSubjectOnEventId writes.
 type linClient struct {
-	id    int
-	http  *http.Client
-	base  string
-	rec   *linRecorder
-	rng   *rand.Rand
-	known map[string]int64
+	id     int
+	http   *http.Client
+	target harness.Target // each request to a node of its own choosing
+	rec    *linRecorder
+	rng    *rand.Rand
+	known  map[string]int64
 }
 
 // step runs one random operation on subject and records it.
@@ -352,7 +353,7 @@ func (c *linClient) post(path string, body any) (int, []byte, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	req, err := http.NewRequest("POST", c.base+path, bytes.NewReader(payload))
+	req, err := http.NewRequest("POST", c.target.URL("http")+path, bytes.NewReader(payload))
 	if err != nil {
 		return 0, nil, err
 	}

@@ -25,7 +25,7 @@ func TestMain(m *testing.M) {
 		os.RemoveAll(dir)
 		os.Exit(1)
 	}
-	code := m.Run()
+	code := pg.Run(m) // removes the shared PostgreSQL cluster, if a test started it
 	os.RemoveAll(dir)
 	os.Exit(code)
 }

@@ -32,7 +32,7 @@ type timedLine struct {
 
 // observe opens an observe-events stream with body and checks that status
 // and headers arrive at once; the lines are read into a channel.
-func observe(t *testing.T, inst *harness.Instance, body string) *observation {
+func observe(t *testing.T, inst harness.Target, body string) *observation {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	req, err := http.NewRequestWithContext(ctx, "POST", inst.URL("http")+"/api/v1/observe-events", strings.NewReader(body))
@@ -129,8 +129,10 @@ func ids(events []storedEvent) string {
 	return strings.Join(out, ",")
 }
 
-func TestObserveHistoricThenLive(t *testing.T) {
-	inst := harness.Start(t, bin, harness.Dev()...)
+func TestObserveHistoricThenLive(t *testing.T) { eachTarget(t, testObserveHistoricThenLive) }
+
+func testObserveHistoricThenLive(t *testing.T, start starter) {
+	inst := start(t)
 	for i := 0; i < 5; i++ {
 		mustWrite(t, inst, candidates("/hist/a", "io.example.x", "/hist/b", "io.example.x", "/other", "io.example.x", "/hist/c", "io.example.x", "/hist", "io.example.x",
 			"/hist/a", "io.example.x", "/hist/b", "io.example.x", "/other", "io.example.x", "/hist/c", "io.example.x", "/hist", "io.example.x"))
@@ -170,8 +172,10 @@ func TestObserveHistoricThenLive(t *testing.T) {
 	sub.quiet(t, 300*time.Millisecond) // nothing beyond what was written
 }
 
-func TestObserveOptions(t *testing.T) {
-	inst := libraryInstance(t)
+func TestObserveOptions(t *testing.T) { eachTarget(t, testObserveOptions) }
+
+func testObserveOptions(t *testing.T, start starter) {
+	inst := libraryInstance(t, start)
 	cases := []struct {
 		body string
 		want string // ids of the history
@@ -205,8 +209,10 @@ func TestObserveOptions(t *testing.T) {
 	checkError(t, inst.Do("POST", "/api/v1/observe-events", "", `{"subject":"/"}`), 401, "unauthorized")
 }
 
-func TestObserveWaitForEvent(t *testing.T) {
-	inst := libraryInstance(t)
+func TestObserveWaitForEvent(t *testing.T) { eachTarget(t, testObserveWaitForEvent) }
+
+func testObserveWaitForEvent(t *testing.T, start starter) {
+	inst := libraryInstance(t, start)
 	wait := `"fromLatestEvent":{"subject":"/books/99","type":"` + lib + `book-acquired","ifEventIsMissing":"wait-for-event"}`
 	books := observe(t, inst, `{"subject":"/books","options":{"recursive":true,`+wait+`}}`)
 	book42 := observe(t, inst, `{"subject":"/books/42","options":{`+wait+`}}`)
@@ -228,7 +234,11 @@ func TestObserveWaitForEvent(t *testing.T) {
 }
 
 func TestObserveHeartbeatsOnEmptyStore(t *testing.T) {
-	inst := harness.Start(t, bin, harness.Dev()...)
+	eachTarget(t, testObserveHeartbeatsOnEmptyStore)
+}
+
+func testObserveHeartbeatsOnEmptyStore(t *testing.T, start starter) {
+	inst := start(t)
 	o := observe(t, inst, `{"subject":"/","options":{"recursive":true}}`)
 	if o.headers > 500*time.Millisecond {
 		t.Fatalf("headers took %s on an empty store", o.headers)
@@ -256,15 +266,17 @@ func TestObserveHeartbeatsOnEmptyStore(t *testing.T) {
 	}
 }
 
-func TestManyObservers(t *testing.T) {
-	inst := harness.Start(t, bin, harness.Dev()...)
+func TestManyObservers(t *testing.T) { eachTarget(t, testManyObservers) }
+
+func testManyObservers(t *testing.T, start starter) {
+	inst := start(t)
 	const observers, events = 100, 500
 	var all []*observation
 	for i := 0; i < observers; i++ {
 		all = append(all, observe(t, inst, `{"subject":"/","options":{"recursive":true}}`))
 	}
 	waitForGauge(t, inst, "eventstore_observers", observers)
-	start := time.Now()
+	began := time.Now()
 	for i := 0; i < events/100; i++ {
 		var pairs []string
 		for j := 0; j < 100; j++ {
@@ -280,7 +292,7 @@ func TestManyObservers(t *testing.T) {
 			}
 		}
 	}
-	if took := time.Since(start); took > 5*time.Second {
+	if took := time.Since(began); took > 5*time.Second {
 		t.Fatalf("100 observers took %s to receive %d events", took, events)
 	}
 	samples := metrics(t, inst)
@@ -297,8 +309,10 @@ func TestManyObservers(t *testing.T) {
 // nothing for seconds while thousands of events are written (far more than
 // the socket buffers hold), and then checks that it still receives every
 // event in order.
-func TestSlowObserver(t *testing.T) {
-	inst := harness.Start(t, bin, harness.Dev()...)
+func TestSlowObserver(t *testing.T) { eachTarget(t, testSlowObserver) }
+
+func testSlowObserver(t *testing.T, start starter) {
+	inst := start(t)
 	conn, err := dialObserve(inst, `{"subject":"/","options":{"recursive":true}}`)
 	if err != nil {
 		t.Fatal(err)
@@ -407,7 +421,11 @@ func TestStuckConsumerDoesNotHoldTheShutdown(t *testing.T) {
 }
 
 func TestObserverGoroutinesAreReleased(t *testing.T) {
-	inst := harness.Start(t, bin, harness.Dev()...)
+	eachTarget(t, testObserverGoroutinesAreReleased)
+}
+
+func testObserverGoroutinesAreReleased(t *testing.T, start starter) {
+	inst := start(t)
 	mustWrite(t, inst, candidates("/a", "io.example.x"))
 	baseline := metrics(t, inst)["go_goroutines"]
 	var all []*observation
@@ -428,7 +446,7 @@ func TestObserverGoroutinesAreReleased(t *testing.T) {
 
 // dialObserve sends an observe-events request over a new raw connection
 // and returns the connection, nothing of the response read yet.
-func dialObserve(inst *harness.Instance, body string) (net.Conn, error) {
+func dialObserve(inst harness.Target, body string) (net.Conn, error) {
 	conn, err := net.Dial("tcp", strings.TrimPrefix(inst.URL("http"), "http://"))
 	if err != nil {
 		return nil, err
@@ -437,14 +455,21 @@ func dialObserve(inst *harness.Instance, body string) (net.Conn, error) {
 	return conn, err
 }
 
-// metrics scrapes the instance's OpenMetrics.
-func metrics(t *testing.T, inst *harness.Instance) map[string]float64 {
+// metrics scrapes the OpenMetrics of the target's nodes and adds up each
+// series over them (a counter of a cluster counts what all nodes did).
+func metrics(t *testing.T, inst harness.Target) map[string]float64 {
 	t.Helper()
-	r := inst.Do("GET", "/api/v1/health?format=openmetrics", harness.Token, "")
-	return parseOpenMetrics(t, r.Body, r.Header.Get("Content-Type"))
+	sum := map[string]float64{}
+	for _, node := range inst.Nodes() {
+		r := node.Do("GET", "/api/v1/health?format=openmetrics", harness.Token, "")
+		for series, v := range parseOpenMetrics(t, r.Body, r.Header.Get("Content-Type")) {
+			sum[series] += v
+		}
+	}
+	return sum
 }
 
-func waitForGauge(t *testing.T, inst *harness.Instance, name string, want float64) {
+func waitForGauge(t *testing.T, inst harness.Target, name string, want float64) {
 	t.Helper()
 	waitUntil(t, 5*time.Second, func() bool { return metrics(t, inst)[name] == want })
 }

@@ -14,13 +14,15 @@ import (
 
 const bookLostSchema = `{"type":"object","properties":{"reason":{"type":"string"}},"required":["reason"],"additionalProperties":false}`
 
-func register(t *testing.T, inst *harness.Instance, eventType, schema string) harness.Response {
+func register(t *testing.T, inst harness.Target, eventType, schema string) harness.Response {
 	t.Helper()
 	return inst.Do("POST", "/api/v1/register-event-schema", harness.Token, `{"eventType":"`+eventType+`","schema":`+schema+`}`)
 }
 
-func TestRegisterEventSchema(t *testing.T) {
-	inst := harness.Start(t, bin, harness.Dev()...)
+func TestRegisterEventSchema(t *testing.T) { eachTarget(t, testRegisterEventSchema) }
+
+func testRegisterEventSchema(t *testing.T, start starter) {
+	inst := start(t)
 	// Key order and number spellings are kept; whitespace goes.
 	schema := `{ "type": "object", "properties": { "reason": { "type": "string", "maxLength": 1E2 } }, "required": ["reason"], "additionalProperties": false }`
 	r := register(t, inst, lib+"book-lost", schema)
@@ -53,8 +55,10 @@ func TestRegisterEventSchema(t *testing.T) {
 	checkError(t, inst.Do("POST", "/api/v1/register-event-schema", "", `{}`), 401, "unauthorized")
 }
 
-func TestWritesAreValidated(t *testing.T) {
-	inst := harness.Start(t, bin, harness.Dev()...)
+func TestWritesAreValidated(t *testing.T) { eachTarget(t, testWritesAreValidated) }
+
+func testWritesAreValidated(t *testing.T, start starter) {
+	inst := start(t)
 	if r := register(t, inst, lib+"book-lost", bookLostSchema); r.StatusCode != 200 {
 		t.Fatalf("register: %d %s", r.StatusCode, r.Body)
 	}
@@ -74,7 +78,11 @@ func TestWritesAreValidated(t *testing.T) {
 }
 
 func TestRegistrationOverExistingEvents(t *testing.T) {
-	inst := harness.Start(t, bin, harness.Dev()...)
+	eachTarget(t, testRegistrationOverExistingEvents)
+}
+
+func testRegistrationOverExistingEvents(t *testing.T, start starter) {
+	inst := start(t)
 	mustWrite(t, inst, `{"events":[{"source":"https://x","subject":"/a","type":"`+lib+`book-lost","data":{"reason":"ok"}},
 		{"source":"https://x","subject":"/a","type":"`+lib+`other","data":{"whatever":1}},
 		{"source":"https://x","subject":"/a","type":"`+lib+`book-lost","data":{"reason":"ok","page":4}}]}`)
@@ -91,8 +99,10 @@ type eventTypeLine struct {
 	Schema    json.RawMessage `json:"schema"`
 }
 
-func TestReadEventTypes(t *testing.T) {
-	inst := harness.Start(t, bin, harness.Dev()...)
+func TestReadEventTypes(t *testing.T) { eachTarget(t, testReadEventTypes) }
+
+func testReadEventTypes(t *testing.T, start starter) {
+	inst := start(t)
 	for _, body := range []string{"", "{}", "null", "not json"} {
 		if lines := stream(t, inst, "/api/v1/read-event-types", body); len(lines) != 0 {
 			t.Fatalf("empty store with body %q: %d lines", body, len(lines))

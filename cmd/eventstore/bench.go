@@ -23,7 +23,11 @@ func benchCommand() *cli.Command {
 		Description: "Without --url, bench starts its own server (this binary, temporary data directory, free port)\n" +
 			"and also reports the server's CPU time per event and its memory. The baseline scenario loads a\n" +
 			"trivial handler of this binary in a process of its own, as the write scenario loads the server:\n" +
-			"the machine's ceiling, to which the write scenarios are related.",
+			"the machine's ceiling, to which the write scenarios are related.\n\n" +
+			"PostgreSQL mode: --postgres-url URL --nodes N starts N nodes on that database (an empty one is best)\n" +
+			"and sends each request to the next node in turn; the observe scenario then observes on the first\n" +
+			"node and writes on the second. --url takes the comma-separated nodes of a running service alike.\n" +
+			"bench summary REPORT.json... puts the reports of several runs side by side.",
 		Flags:  benchFlags(),
 		Action: runBench,
 		Subcommands: []*cli.Command{
@@ -33,6 +37,12 @@ func benchCommand() *cli.Command {
 				ArgsUsage: "OLD.json NEW.json",
 				Flags:     []cli.Flag{toleranceFlag()},
 				Action:    compareReports,
+			},
+			{
+				Name:      "summary",
+				Usage:     "put reports of bench --json side by side: per setup (server kind and nodes), the median and the range of events/s and p99 per scenario",
+				ArgsUsage: "REPORT.json...",
+				Action:    summarizeReports,
 			},
 			{
 				Name:   bench.BaselineSubcommand,
@@ -48,7 +58,9 @@ func benchCommand() *cli.Command {
 func benchFlags() []cli.Flag {
 	scenarios := strings.Join(bench.ScenarioNames(), ", ")
 	return append([]cli.Flag{
-		&cli.StringFlag{Name: "url", Usage: "base URL of a running service (default: start one)"},
+		&cli.StringFlag{Name: "url", Usage: "base URL of a running service, or the comma-separated URLs of its nodes on one PostgreSQL database (default: start one)"},
+		&cli.StringFlag{Name: "postgres-url", Usage: "start the servers in PostgreSQL mode on this database instead of with a temporary data directory"},
+		&cli.IntFlag{Name: "nodes", Value: 1, Usage: "servers to start on --postgres-url; requests go to each in turn"},
 		&cli.StringSliceFlag{Name: "scenario", Value: cli.NewStringSlice(bench.ScenarioNames()...), Usage: "scenarios to run, in this order: " + scenarios},
 		&cli.IntFlag{Name: "prefill", Usage: "events to write before the scenarios, untimed (batches of 1,000, a hundred events per subject)"},
 		&cli.GenericFlag{Name: "server-flag", Value: &repeated{}, Usage: "flag for the server bench starts, e.g. --server-flag=--memory-limit=256MiB (repeatable)"},
@@ -90,8 +102,11 @@ func runBench(c *cli.Context) error {
 		return usageError(fmt.Errorf("--slices must be at least 1 and leave slices of at least 100ms of --duration"))
 	}
 	serverFlags := c.Generic("server-flag").(*repeated).values
-	if c.String("url") != "" && len(serverFlags) > 0 {
-		return usageError(fmt.Errorf("--server-flag applies to the server bench starts, not to --url"))
+	if c.String("url") != "" && (len(serverFlags) > 0 || c.String("postgres-url") != "" || c.IsSet("nodes")) {
+		return usageError(fmt.Errorf("--server-flag, --postgres-url and --nodes apply to the servers bench starts, not to --url"))
+	}
+	if c.Int("nodes") < 1 || c.Int("nodes") > 1 && c.String("postgres-url") == "" {
+		return usageError(fmt.Errorf("--nodes must be at least 1, and more than 1 only with --postgres-url (the nodes share its database)"))
 	}
 	var older *bench.Report
 	if path := c.String("compare"); path != "" {
@@ -115,7 +130,7 @@ func runBench(c *cli.Context) error {
 	}
 	env := environment(c)
 	report, err := bench.Run(c.Context, c.App.Writer, bench.Options{
-		URL: c.String("url"), Token: token, Binary: self, ServerFlags: serverFlags,
+		URL: c.String("url"), Token: token, Binary: self, ServerFlags: serverFlags, Nodes: c.Int("nodes"), PostgresURL: c.String("postgres-url"),
 		Scenarios: scenarios, Prefill: c.Int("prefill"), Duration: c.Duration("duration"), Slices: c.Int("slices"),
 		Clients: c.Int("clients"), BatchClients: c.Int("batch-clients"), BatchSize: c.Int("batch-size"),
 		ReadEvents: c.Int("read-events"), Observers: c.Int("observers"), ObserveRate: c.Int("observe-rate"), QueryEvents: c.Int("query-events"),
@@ -147,6 +162,7 @@ func environment(c *cli.Context) bench.Environment {
 	if url := c.String("url"); url != "" {
 		env.Server = url
 	}
+	env.Setup = bench.Setup(c.String("url"), c.String("postgres-url") != "", c.Int("nodes"))
 	env.Flags = map[string]string{}
 	for _, f := range benchFlags() {
 		name := f.Names()[0]
@@ -161,6 +177,7 @@ func environment(c *cli.Context) bench.Environment {
 	}
 	delete(env.Flags, "token")
 	delete(env.Flags, "token-file")
+	delete(env.Flags, "postgres-url") // it may hold a password
 	return env
 }
 
@@ -179,6 +196,23 @@ func compareReports(c *cli.Context) error {
 	}
 	tolerance := c.Float64("tolerance")
 	bench.PrintComparison(c.App.Writer, older, bench.Compare(older, newer, tolerance), tolerance)
+	return nil
+}
+
+// summarizeReports is `bench summary REPORT.json...`.
+func summarizeReports(c *cli.Context) error {
+	if c.Args().Len() == 0 {
+		return usageError(fmt.Errorf("bench summary needs reports of bench --json"))
+	}
+	var reports []bench.Report
+	for _, path := range c.Args().Slice() {
+		r, err := bench.ReadReport(path)
+		if err != nil {
+			return usageError(err)
+		}
+		reports = append(reports, r)
+	}
+	bench.PrintSummary(c.App.Writer, reports)
 	return nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -15,6 +16,33 @@ type Target struct {
 	URL string
 	// Token is the API token.
 	Token string
+	// Nodes, when there are several, are the base URLs of the nodes of one
+	// PostgreSQL database (URL is the first): each request goes to the
+	// next node in turn.
+	Nodes []string
+	turn  *atomic.Uint64
+}
+
+// NewTarget returns the target of the nodes at urls, with token.
+func NewTarget(token string, urls ...string) Target {
+	return Target{URL: urls[0], Token: token, Nodes: urls, turn: new(atomic.Uint64)}
+}
+
+// base returns the base URL of the next request.
+func (t Target) base() string {
+	if len(t.Nodes) < 2 {
+		return t.URL
+	}
+	return t.Nodes[t.turn.Add(1)%uint64(len(t.Nodes))]
+}
+
+// Node returns the target of node i alone (counting from 0, modulo the
+// number of nodes).
+func (t Target) Node(i int) Target {
+	if len(t.Nodes) == 0 {
+		return t
+	}
+	return NewTarget(t.Token, t.Nodes[i%len(t.Nodes)])
 }
 
 func newClient(connections int) *http.Client {
@@ -60,7 +88,7 @@ func batchBody(n int, place func(i int) (subject, eventType string)) []byte {
 }
 
 func (t Target) post(ctx context.Context, client *http.Client, path string, body []byte) (*http.Response, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.URL+path, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.base()+path, bytes.NewReader(body))
 	if err != nil {
 		return nil, err
 	}

@@ -16,6 +16,9 @@ import (
 // ObserveResult is the outcome of the observe scenario.
 type ObserveResult struct {
 	Observers int
+	// Across is true when the observers were on another node than the
+	// writer.
+	Across    bool
 	Written   int
 	Delivered int64
 	Missing   int64
@@ -35,15 +38,26 @@ func (r ObserveResult) Percentile(p float64) time.Duration {
 // String formats the result.
 func (r ObserveResult) String() string {
 	return fmt.Sprintf("%-28s %10d events  %8d deliveries  missing %d  ack→receipt p50 %8s  p99 %8s  max %8s",
-		fmt.Sprintf("observe x%d", r.Observers), r.Written, r.Delivered, r.Missing,
+		r.Name(), r.Written, r.Delivered, r.Missing,
 		r.Percentile(50).Round(time.Microsecond), r.Percentile(99).Round(time.Microsecond), r.Percentile(100).Round(time.Microsecond))
+}
+
+// Name is the label of the result's line.
+func (r ObserveResult) Name() string {
+	if r.Across {
+		return fmt.Sprintf("observe x%d other node", r.Observers)
+	}
+	return fmt.Sprintf("observe x%d", r.Observers)
 }
 
 // Observe opens observers on "/" recursive, writes one event per request at
 // rate events per second for duration, and measures how long after the
-// acknowledgement each observer receives each event. ready, unless nil, is
-// called once all observers are open (to take a measurement).
+// acknowledgement each observer receives each event. With several nodes,
+// the observers are on the first and the writer on the second. ready,
+// unless nil, is called once all observers are open (to take a
+// measurement).
 func (t Target) Observe(ctx context.Context, observers, rate int, duration time.Duration, ready func()) (ObserveResult, error) {
+	watch, writer := t.Node(0), t.Node(1)
 	marker := fmt.Sprintf("/bench/observe/%d", time.Now().UnixNano())
 	body := []byte(`{"subject":"/","options":{"recursive":true,"fromLatestEvent":{"subject":"` + marker + `","type":"io.eventstore.bench.started","ifEventIsMissing":"wait-for-event"}}}`)
 	ctx, cancel := context.WithCancel(ctx)
@@ -61,7 +75,7 @@ func (t Target) Observe(ctx context.Context, observers, rate int, duration time.
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			resp, err := t.post(ctx, newClient(1), "/api/v1/observe-events", body)
+			resp, err := watch.post(ctx, newClient(1), "/api/v1/observe-events", body)
 			if err != nil || resp.StatusCode != http.StatusOK {
 				opened <- fmt.Errorf("open observer: %v", err)
 				return
@@ -101,13 +115,16 @@ func (t Target) Observe(ctx context.Context, observers, rate int, duration time.
 		ready()
 	}
 
-	client := newClient(8)
+	// Up to 64 writes in flight, so that the rate holds where an
+	// acknowledgement takes longer than a few intervals (a commit to
+	// PostgreSQL); connections open only as needed.
+	client := newClient(64)
 	defer client.CloseIdleConnections()
 	var acksMu sync.Mutex
 	acks := map[uint64]time.Time{}
 	write := func(subject, eventType string) (uint64, error) {
 		payload := []byte(`{"events":[{"source":"https://bench.eventstore.example","subject":"` + subject + `","type":"` + eventType + `","data":{"n":1}}]}`)
-		resp, err := t.post(ctx, client, "/api/v1/write-events", payload)
+		resp, err := writer.post(ctx, client, "/api/v1/write-events", payload)
 		if err != nil {
 			return 0, err
 		}
@@ -175,7 +192,7 @@ func (t Target) Observe(ctx context.Context, observers, rate int, duration time.
 		<-done
 	}
 
-	res := ObserveResult{Observers: observers, Written: int(lastID - first + 1), Elapsed: elapsed}
+	res := ObserveResult{Observers: observers, Across: watch.URL != writer.URL, Written: int(lastID - first + 1), Elapsed: elapsed}
 	for _, rs := range receipts {
 		res.Delivered += int64(len(rs))
 		res.Missing += int64(res.Written) - int64(len(rs))

@@ -35,6 +35,9 @@ type Environment struct {
 	Date        time.Time `json:"date"`
 	// Server is "started by bench" or the URL of the service.
 	Server string `json:"server"`
+	// Setup names the kind of service, by which bench summary groups
+	// runs: "pebble", "postgres, 3 nodes", "running service".
+	Setup string `json:"setup,omitempty"`
 	// Flags are the bench flags in effect, the token left out.
 	Flags map[string]string `json:"flags,omitempty"`
 }

@@ -11,11 +11,15 @@ import (
 
 // Options configure Run.
 type Options struct {
-	// URL and Token name a running service. Without URL, Run starts one:
-	// `Binary run` with a temporary data directory and ServerFlags.
+	// URL and Token name a running service; URL may name several nodes of
+	// one PostgreSQL database, comma-separated. Without URL, Run starts
+	// Nodes servers (at least one): `Binary run` with ServerFlags and a
+	// temporary data directory, or in PostgreSQL mode on PostgresURL.
 	URL, Token  string
 	Binary      string
 	ServerFlags []string
+	Nodes       int
+	PostgresURL string
 	// Scenarios run in this order; ScenarioNames lists them.
 	Scenarios []string
 	// Prefill events are written before the scenarios, untimed.
@@ -68,15 +72,21 @@ func Run(ctx context.Context, out io.Writer, opts Options) (Report, error) {
 	if err := CheckScenarios(opts.Scenarios); err != nil {
 		return Report{}, err
 	}
-	r := &runner{ctx: ctx, out: out, opts: opts, target: Target{URL: opts.URL, Token: opts.Token}}
-	if opts.URL == "" {
-		server, err := StartServer(opts.Binary, opts.Token, opts.ServerFlags...)
+	r := &runner{ctx: ctx, out: out, opts: opts}
+	if opts.URL != "" {
+		r.target = NewTarget(opts.Token, strings.Split(opts.URL, ",")...)
+	} else {
+		server, err := StartServers(opts.Binary, opts.Token, max(1, opts.Nodes), opts.PostgresURL, opts.ServerFlags...)
 		if err != nil {
 			return Report{}, err
 		}
 		defer server.Stop()
 		r.server, r.target = server, server.Target
-		fmt.Fprintf(out, "server: %s (started by bench, temporary data directory%s)\n", r.target.URL, flagList(opts.ServerFlags))
+		storage := "temporary data directory"
+		if opts.PostgresURL != "" {
+			storage = "PostgreSQL mode on --postgres-url; server figures leave PostgreSQL's own processes out"
+		}
+		fmt.Fprintf(out, "server: %s (started by bench, %s%s)\n", strings.Join(r.target.Nodes, " "), storage, flagList(opts.ServerFlags))
 	}
 	if opts.Prefill > 0 {
 		if err := r.prefill(); err != nil {

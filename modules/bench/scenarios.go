@@ -70,7 +70,7 @@ func (r *runner) runObserve() error {
 	}
 	fmt.Fprintln(r.out, res)
 	rec := Record{
-		Scenario: "observe", Name: fmt.Sprintf("observe x%d", observers),
+		Scenario: "observe", Name: res.Name(),
 		EventsPerSecond: float64(res.Written) / res.Elapsed.Seconds(), RequestsPerSecond: float64(res.Written) / res.Elapsed.Seconds(),
 		Events: int64(res.Written), Requests: int64(res.Written), Errors: res.Missing, Deliveries: res.Delivered, ElapsedSeconds: res.Elapsed.Seconds(),
 		LatencyP50Ms: ms(res.Percentile(50)), LatencyP99Ms: ms(res.Percentile(99)), LatencyMaxMs: ms(res.Percentile(100)),

@@ -3,6 +3,7 @@ package bench
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -12,23 +13,45 @@ import (
 	"time"
 )
 
-// Server is a process started for a benchmark: an eventstore server or
-// the baseline.
+// Server is the processes started for a benchmark: the nodes of an
+// eventstore service (one, or several on one PostgreSQL database) or the
+// baseline. Their resource use is added up.
 type Server struct {
-	cmd    *exec.Cmd
+	cmds   []*exec.Cmd
 	Target Target
 }
 
 // StartServer runs binary with a temporary data directory on a free port
 // and waits until it is running. extra flags are appended.
 func StartServer(binary, token string, extra ...string) (*Server, error) {
-	args := append([]string{"run", "--api-token=" + token, "--data-directory-temporary", "--http-enabled",
-		"--https-enabled=false", "--http-port=0", "--log-level=warn"}, extra...)
-	s, err := start(binary, args, "plain HTTP enabled", token)
-	if err != nil {
-		return nil, fmt.Errorf("start the server: %w", err)
+	return StartServers(binary, token, 1, "", extra...)
+}
+
+// StartServers runs nodes servers of binary, each on a free port, one after
+// the other (the first creates the database schema), and waits until each
+// is running: with a temporary data directory when postgresURL is "", else
+// in PostgreSQL mode on that database. extra flags are appended.
+func StartServers(binary, token string, nodes int, postgresURL string, extra ...string) (*Server, error) {
+	args := []string{"run", "--api-token=" + token, "--http-enabled", "--https-enabled=false", "--http-port=0", "--log-level=warn"}
+	if postgresURL == "" {
+		args = append(args, "--data-directory-temporary")
+	} else {
+		args = append(args, "--storage-backend=postgres", "--postgres-url="+postgresURL)
 	}
-	return s, nil
+	args = append(args, extra...)
+	group := &Server{}
+	var urls []string
+	for i := 0; i < nodes; i++ {
+		s, err := start(binary, args, "plain HTTP enabled", token)
+		if err != nil {
+			_ = group.Stop()
+			return nil, fmt.Errorf("start the server: %w", err)
+		}
+		group.cmds = append(group.cmds, s.cmds...)
+		urls = append(urls, s.Target.URL)
+	}
+	group.Target = NewTarget(token, urls...)
+	return group, nil
 }
 
 // start runs binary with args and waits until it logs message with the
@@ -64,7 +87,7 @@ func start(binary string, args []string, message, token string) (*Server, error)
 	}()
 	select {
 	case port := <-found:
-		s := &Server{cmd: cmd, Target: Target{URL: "http://127.0.0.1:" + port, Token: token}}
+		s := &Server{cmds: []*exec.Cmd{cmd}, Target: Target{URL: "http://127.0.0.1:" + port, Token: token}}
 		if err := s.waitReady(); err != nil {
 			_ = s.Stop()
 			return nil, err
@@ -94,18 +117,28 @@ func (s *Server) waitReady() error {
 	return fmt.Errorf("server not ready")
 }
 
-// Stop ends the server with SIGTERM and waits for it.
+// Stop ends the processes with SIGTERM and waits for them.
 func (s *Server) Stop() error {
-	_ = s.cmd.Process.Signal(syscall.SIGTERM)
-	return s.cmd.Wait()
+	var errs []error
+	for _, cmd := range s.cmds {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+	}
+	for _, cmd := range s.cmds {
+		errs = append(errs, cmd.Wait())
+	}
+	return errors.Join(errs...)
 }
 
-// ResetPeak starts a new measurement of the peak resident set size.
+// ResetPeak starts a new measurement of the peak resident set sizes.
 func (s *Server) ResetPeak() error {
-	return os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", s.cmd.Process.Pid), []byte("5"), 0)
+	var errs []error
+	for _, cmd := range s.cmds {
+		errs = append(errs, os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", cmd.Process.Pid), []byte("5"), 0))
+	}
+	return errors.Join(errs...)
 }
 
-// Usage is the resource use of the server process so far.
+// Usage is the resource use of the server's processes so far, added up.
 type Usage struct {
 	// CPU is user plus system time.
 	CPU time.Duration
@@ -114,9 +147,21 @@ type Usage struct {
 	RSS, PeakRSS int64
 }
 
-// Usage reads the server's resource use from /proc.
+// Usage reads the resource use of the server's processes from /proc.
 func (s *Server) Usage() (Usage, error) {
-	pid := s.cmd.Process.Pid
+	var sum Usage
+	for _, cmd := range s.cmds {
+		u, err := processUsage(cmd.Process.Pid)
+		if err != nil {
+			return Usage{}, err
+		}
+		sum.CPU, sum.RSS, sum.PeakRSS = sum.CPU+u.CPU, sum.RSS+u.RSS, sum.PeakRSS+u.PeakRSS
+	}
+	return sum, nil
+}
+
+// processUsage reads the resource use of process pid from /proc.
+func processUsage(pid int) (Usage, error) {
 	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return Usage{}, err

@@ -54,6 +54,7 @@ func (t Target) Count(ctx context.Context) (int64, error) {
 // the other, counting the lines it answers with as events and sampling the
 // server's Go heap meanwhile.
 func (t Target) stream(ctx context.Context, name, path string, body []byte, rounds int) Result {
+	t = t.Node(0) // the node whose heap is sampled
 	client, sampler := newClient(1), newClient(1)
 	defer client.CloseIdleConnections()
 	defer sampler.CloseIdleConnections()

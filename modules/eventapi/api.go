@@ -176,6 +176,18 @@ const (
 // errUnreachable answers while a shared storage backend cannot be reached.
 var errUnreachable = &httpkit.Error{Status: http.StatusServiceUnavailable, Message: "service unavailable: storage unreachable", RetryAfter: 1}
 
+// refuseUnreachable answers 503 before a stream starts while the shared
+// storage backend cannot be reached (the node's last commit or poll of it
+// failed), and reports whether it did. A stream that started before the
+// node noticed ends with the same message as its error line.
+func (a *API) refuseUnreachable(w http.ResponseWriter) bool {
+	if !a.store.Unreachable() {
+		return false
+	}
+	httpkit.WriteError(w, errUnreachable)
+	return true
+}
+
 // readError translates a failed read into its answer (also the message of
 // a stream's error line) and logs what is not the backend being unreachable.
 func (a *API) readError(err error) *httpkit.Error {

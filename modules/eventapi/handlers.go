@@ -69,6 +69,9 @@ func (a *API) readEvents(w http.ResponseWriter, r *http.Request) {
 		httpkit.WriteError(w, err)
 		return
 	}
+	if a.refuseUnreachable(w) {
+		return
+	}
 	it, err := a.store.Read(opts)
 	if err != nil {
 		httpkit.WriteError(w, a.readError(err))
@@ -129,6 +132,9 @@ func (a *API) readSubjects(w http.ResponseWriter, r *http.Request) {
 	base, err := DecodeSubjects(body)
 	if err != nil {
 		httpkit.WriteError(w, err)
+		return
+	}
+	if a.refuseUnreachable(w) {
 		return
 	}
 	it := a.store.Subjects(base)

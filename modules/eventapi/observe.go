@@ -77,6 +77,9 @@ func (a *API) observeEvents(w http.ResponseWriter, r *http.Request) {
 		httpkit.WriteError(w, err)
 		return
 	}
+	if a.refuseUnreachable(w) {
+		return
+	}
 	stream := a.startStream(w, r)
 	defer stream.end()
 	a.metrics.observers.Inc()

@@ -66,6 +66,9 @@ func (a *API) runEventQLQuery(w http.ResponseWriter, r *http.Request) {
 // as they come, so that evaluation and the network work in parallel; it
 // returns the outcome.
 func (a *API) streamQuery(w http.ResponseWriter, r *http.Request, program *eventql.Program) string {
+	if a.refuseUnreachable(w) {
+		return queryError
+	}
 	view := a.store.View()
 	stream := a.startStream(w, r)
 	defer stream.end()

@@ -197,12 +197,18 @@ type EventType struct {
 // EventTypes returns the types of durable events and the types with a
 // registered schema, sorted by name.
 func (s *Store) EventTypes() ([]EventType, error) {
+	if err := s.followSchemas(); err != nil {
+		return nil, err
+	}
 	return s.View().EventTypes()
 }
 
 // EventType describes one event type; found is false when no event of the
 // type was written and no schema is registered for it.
 func (s *Store) EventType(name string) (EventType, bool, error) {
+	if err := s.followSchemas(); err != nil {
+		return EventType{}, false, err
+	}
 	it := s.Scan(Scan{Type: name, From: 0, To: math.MaxUint64})
 	written := it.Next()
 	if err := it.Close(); err != nil {

@@ -116,12 +116,15 @@ func New(open Opener, log *zap.Logger, rec Recorder) *Store {
 }
 
 // checkHead verifies that the last event exists, hashes to the head hash and
-// links to its predecessor, and that no event lies beyond the head.
+// links to its predecessor, and, unless other nodes share the backend (and
+// may have appended since head was read), that no event lies beyond the head.
 func checkHead(b Backend, head Head) error {
-	if _, found, err := b.Record(head.Count); err != nil {
-		return fmt.Errorf("check head: %w", err)
-	} else if found {
-		return corruption("event %d lies beyond the head (%d events)", head.Count, head.Count)
+	if b.Changes() == nil {
+		if _, found, err := b.Record(head.Count); err != nil {
+			return fmt.Errorf("check head: %w", err)
+		} else if found {
+			return corruption("event %d lies beyond the head (%d events)", head.Count, head.Count)
+		}
 	}
 	if head.Count == 0 {
 		return nil
@@ -165,23 +168,40 @@ func recordAt(b Backend, id uint64) (event.Record, error) {
 	return r, nil
 }
 
-// loadSchemas compiles the stored schemas into the registry.
+// loadSchemas compiles the stored schemas that the registry lacks into it
+// (a registration never changes); the version moves only when it added one.
 func (s *Store) loadSchemas(b Backend) error {
 	stored, err := b.Schemas()
 	if err != nil {
 		return fmt.Errorf("read schemas: %w", err)
 	}
-	compiled := make(map[string]*schema.Schema, len(stored))
-	types := make([]string, len(stored))
-	for i, sw := range stored {
+	compiled := map[string]*schema.Schema{}
+	var types []string // the new ones, in registration order
+	for _, sw := range stored {
+		if s.schemas.get(sw.Type) != nil {
+			continue
+		}
 		sch, err := schema.Compile(sw.Raw)
 		if err != nil {
 			return corruption("stored schema of %s: %v", sw.Type, err)
 		}
-		compiled[sw.Type], types[i] = sch, sw.Type
+		compiled[sw.Type] = sch
+		types = append(types, sw.Type)
 	}
-	s.schemas.add(types, compiled)
+	if len(types) > 0 {
+		s.schemas.add(types, compiled)
+	}
 	return nil
+}
+
+// followSchemas adds, on a shared backend, the schemas that other nodes
+// registered and this store has not followed yet, so that a registration
+// acknowledged by any node is in every later read of event types here.
+func (s *Store) followSchemas() error {
+	if !s.shared {
+		return nil
+	}
+	return s.loadSchemas(s.backend)
 }
 
 // Start opens the backend, checks that the head matches the last stored

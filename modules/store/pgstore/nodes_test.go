@@ -133,3 +133,59 @@ func TestReadYourWritesAcrossNodes(t *testing.T) {
 		}
 	}
 }
+
+// TestEventTypesAcrossNodes reads the event types on one node at once after
+// a registration acknowledged by the other, which may not have followed it.
+func TestEventTypesAcrossNodes(t *testing.T) {
+	url := pg.Database(t)
+	nodes := []*store.Store{node(t, url), node(t, url)}
+	sch, err := schema.Compile([]byte(`{"type":"object","properties":{}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 20; i++ {
+		registrar, reader := nodes[i%2], nodes[(i+1)%2]
+		eventType := fmt.Sprintf("io.example.pg.t%d", i)
+		if err := registrar.RegisterSchema(context.Background(), eventType, sch); err != nil {
+			t.Fatal(err)
+		}
+		if et, found, err := reader.EventType(eventType); err != nil || !found || !et.Phantom || et.Schema == nil {
+			t.Fatalf("registration %d: read-event-type on the other node: %+v %v %v", i, et, found, err)
+		}
+		types, err := reader.EventTypes()
+		if err != nil || len(types) != i+1 {
+			t.Fatalf("registration %d: the other node lists %d event types (%v), want %d", i, len(types), err, i+1)
+		}
+	}
+}
+
+// TestNodeStartsWhileAnotherWrites starts nodes one after the other while
+// another node commits all the time: each start must succeed, although the
+// log grows between its reading the head and checking the events there.
+func TestNodeStartsWhileAnotherWrites(t *testing.T) {
+	url := pg.Database(t)
+	writer := node(t, url)
+	stop := make(chan struct{})
+	done := make(chan error)
+	go func() {
+		for {
+			select {
+			case <-stop:
+				done <- nil
+				return
+			default:
+			}
+			if _, err := writer.Write(context.Background(), []event.Candidate{candidate("/busy", `{"n":1}`)}, nil); err != nil {
+				done <- err
+				return
+			}
+		}
+	}()
+	for i := 0; i < 20; i++ {
+		node(t, url)
+	}
+	close(stop)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}

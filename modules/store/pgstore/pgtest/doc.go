@@ -9,6 +9,7 @@
 // watchdog process does the same if the test process dies without calling
 // Remove, so a killed test leaves no server behind. New and Shared skip the
 // test, with a message saying what to install, when the binaries are
-// missing. The unit tests of the storage engine and the end-to-end tests use
+// missing. NewStandby adds a synchronous streaming standby to a cluster,
+// and Promote makes it the primary, for failover tests. The unit tests of the storage engine and the end-to-end tests use
 // it alike.
 package pgtest
