@@ -70,8 +70,16 @@ func (s *Store) run() {
 
 // collect returns first and the writes waiting behind it, up to MaxGroupEvents.
 func (s *Store) collect(first *writeRequest) []*writeRequest {
-	group := []*writeRequest{first}
-	events := len(first.candidates)
+	return s.extend([]*writeRequest{first})
+}
+
+// extend adds the writes waiting in the queue to group, up to
+// MaxGroupEvents.
+func (s *Store) extend(group []*writeRequest) []*writeRequest {
+	events := 0
+	for _, w := range group {
+		events += len(w.candidates)
+	}
 	for events < MaxGroupEvents {
 		select {
 		case w := <-s.queue:
@@ -91,7 +99,9 @@ const (
 	retryWait      = 50 * time.Millisecond
 )
 
-// commit runs the phases for one group and answers every request of it.
+// commit runs the phases for one group and answers every request of it
+// (the group grows by the requests that arrived while it waited for the
+// backend).
 func (s *Store) commit(group []*writeRequest) {
 	defer func() {
 		for _, w := range group {
@@ -108,7 +118,8 @@ func (s *Store) commit(group []*writeRequest) {
 			failAll(f)
 			return
 		}
-		err := s.commitOnce(group)
+		var err error
+		group, err = s.commitOnce(group)
 		switch {
 		case err == nil:
 			s.unreachable.Store(false)
@@ -138,30 +149,34 @@ func (s *Store) commit(group []*writeRequest) {
 }
 
 // commitOnce begins a commit, follows what other nodes committed, checks
-// and seals the group, commits it and publishes it. On an error nothing of
-// the group was published.
-func (s *Store) commitOnce(group []*writeRequest) error {
+// and seals the group, commits it and publishes it; it returns the group,
+// grown by the requests that queued while Begin waited (on a shared
+// backend, for the other nodes' commits), so that they share this commit
+// instead of waiting for the next. On an error nothing of the group was
+// published.
+func (s *Store) commitOnce(group []*writeRequest) ([]*writeRequest, error) {
 	tx, err := s.backend.Begin(context.Background())
 	if err != nil {
-		return err
+		return group, err
 	}
 	defer tx.Rollback()
+	group = s.extend(group)
 	if tx.Head().Restoring { // another node restores a backup
-		return ErrRestoring
+		return group, ErrRestoring
 	}
 	if err := s.follow(tx.Head()); err != nil {
-		return err
+		return group, err
 	}
 	g, err := s.prepare(group)
 	if err != nil || g.empty() {
-		return err
+		return group, err
 	}
 	start := time.Now()
 	if err := tx.Commit(g.written, g.head, g.registrations); err != nil {
-		return err
+		return group, err
 	}
 	s.publish(g, start)
-	return nil
+	return group, nil
 }
 
 // groupState is a commit group being checked and sealed: the head it
