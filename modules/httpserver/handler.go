@@ -34,32 +34,35 @@ type HandlerOptions struct {
 	Log *zap.Logger
 }
 
-// NewHandler returns the handler of both listeners.
+// NewHandler returns the handler of both listeners: the common headers,
+// then the route matched once, then the route's chain: observation (route
+// template, panics, access log, metrics), the token check, body and time
+// limits, cross-origin protection, the service state and method checks,
+// and the route's handler.
 func NewHandler(opts HandlerOptions) (http.Handler, error) {
 	restoring := opts.Restoring
 	if restoring == nil {
 		restoring = func() bool { return false }
 	}
-	rt, err := newRouter(opts.Routes, opts.ShuttingDown, restoring)
-	if err != nil {
-		return nil, err
-	}
-	var h http.Handler = rt
-	h = crossOrigin(h)
 	unlimited := map[string]bool{}
+	var public []string
 	for _, route := range opts.Routes {
 		if route.UnlimitedBody {
 			unlimited[route.Path] = true
 		}
-	}
-	h = limits(opts.MaxRequestSize, unlimited, h)
-	var public []string
-	for _, route := range opts.Routes {
 		if route.Public {
 			public = append(public, route.Path)
 		}
 	}
-	h = opts.Auth.Middleware(h, public...)
-	h = observe(rt, opts.Metrics, opts.Log, h)
-	return headers(ServerHeader(opts.Version), h), nil
+	chain := func(template string, h http.Handler) http.Handler {
+		h = crossOrigin(h)
+		h = limits(opts.MaxRequestSize, unlimited, h)
+		h = opts.Auth.Middleware(h, public...)
+		return observe(template, opts.Metrics, opts.Log, h)
+	}
+	rt, err := newRouter(opts.Routes, opts.ShuttingDown, restoring, chain)
+	if err != nil {
+		return nil, err
+	}
+	return headers(ServerHeader(opts.Version), rt), nil
 }

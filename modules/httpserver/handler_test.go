@@ -203,7 +203,8 @@ eventstore_http_requests_total{code="500",method="POST",route="/api/v1/panic"} 1
 func TestDuplicateRoute(t *testing.T) {
 	h := http.NotFoundHandler()
 	never := func() bool { return false }
-	_, err := newRouter([]httpkit.Route{{Method: "GET", Path: "/a", Handler: h}, {Method: "POST", Path: "/a", Handler: h}}, never, never)
+	_, err := newRouter([]httpkit.Route{{Method: "GET", Path: "/a", Handler: h}, {Method: "POST", Path: "/a", Handler: h}}, never, never,
+		func(_ string, h http.Handler) http.Handler { return h })
 	if err == nil || !strings.Contains(err.Error(), "registered twice") {
 		t.Fatalf("duplicate route: %v", err)
 	}

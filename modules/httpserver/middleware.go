@@ -36,10 +36,9 @@ func headers(serverHeader string, next http.Handler) http.Handler {
 // observe records the route template in the request context, turns a panic
 // into 500, and after the response logs the DEBUG access line and feeds the
 // HTTP metrics. Query strings, headers and bodies are never logged.
-func observe(rt *router, m *metrics.HTTP, log *zap.Logger, next http.Handler) http.Handler {
+func observe(route string, m *metrics.HTTP, log *zap.Logger, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		route := rt.template(r)
 		r = r.WithContext(httpkit.WithRoute(r.Context(), route))
 		rec := &recorder{ResponseWriter: w}
 		defer func() {

@@ -9,16 +9,20 @@ import (
 	"github.com/eventstore-service/eventstore/modules/httpkit"
 )
 
-// router matches paths with gorilla/mux and checks, per route, the state of
-// the service and the method, so that every route (and the 404 answer)
-// behaves the same way: 503 while shutting down or while a restore runs,
-// unless the route opts out, 405 with an Allow header for a wrong method.
+// router matches paths with gorilla/mux, once per request, and hands the
+// request to the chain of its route (see NewHandler). Per route it checks
+// the state of the service and the method, so that every route (and the 404
+// answer) behaves the same way: 503 while shutting down or while a restore
+// runs, unless the route opts out, 405 with an Allow header for a wrong
+// method.
 type router struct {
 	mux                     *mux.Router
 	shuttingDown, restoring func() bool
 }
 
-func newRouter(routes []httpkit.Route, shuttingDown, restoring func() bool) (*router, error) {
+// newRouter routes each path to chain(template, the route's handler), and
+// every other path to chain(httpkit.Unmatched, the 404 handler).
+func newRouter(routes []httpkit.Route, shuttingDown, restoring func() bool, chain func(template string, h http.Handler) http.Handler) (*router, error) {
 	// Paths are matched as sent: no redirect to a cleaned path, which would
 	// answer an unauthenticated //api/... with a 301 instead of 401.
 	rt := &router{mux: mux.NewRouter().SkipClean(true), shuttingDown: shuttingDown, restoring: restoring}
@@ -28,25 +32,21 @@ func newRouter(routes []httpkit.Route, shuttingDown, restoring func() bool) (*ro
 			return nil, fmt.Errorf("route %s registered twice", route.Path)
 		}
 		seen[route.Path] = true
-		rt.mux.Handle(route.Path, rt.serve(route))
+		rt.mux.Handle(route.Path, chain(route.Path, rt.serve(route)))
 	}
-	rt.mux.NotFoundHandler = rt.gate(httpkit.Route{}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	rt.mux.NotFoundHandler = chain(httpkit.Unmatched, rt.gate(httpkit.Route{}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		httpkit.WriteError(w, httpkit.ErrUnknownRoute)
-	}))
+	})))
 	return rt, nil
 }
 
-func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) { rt.mux.ServeHTTP(w, r) }
-
-// template returns the route template r matches, or httpkit.Unmatched.
-func (rt *router) template(r *http.Request) string {
+// ServeHTTP matches r and serves it with its route's chain. Match always
+// yields a handler: the routes have no method matchers, and the 404 chain
+// is the NotFoundHandler.
+func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var m mux.RouteMatch
-	if rt.mux.Match(r, &m) && m.Route != nil {
-		if t, err := m.Route.GetPathTemplate(); err == nil {
-			return t
-		}
-	}
-	return httpkit.Unmatched
+	rt.mux.Match(r, &m)
+	m.Handler.ServeHTTP(w, r)
 }
 
 func (rt *router) serve(route httpkit.Route) http.Handler {
