@@ -200,6 +200,17 @@ func (c *Scanner) stringBytes(buf *[]byte) ([]byte, error) {
 	return decoded, err
 }
 
+// AppendDecoded reads a string and appends it, decoded as String decodes
+// it, to dst: several strings can be kept in one buffer without a copy
+// each. Any other value is a *TypeError.
+func (c *Scanner) AppendDecoded(dst []byte) ([]byte, error) {
+	if err := c.expect(KindString, "string"); err != nil {
+		return dst, err
+	}
+	decoded, err := c.stringBytes(&c.text)
+	return append(dst, decoded...), err
+}
+
 // Bool reads a boolean; null reads as false. Any other value is a *TypeError.
 func (c *Scanner) Bool() (bool, error) {
 	switch c.Peek() {
