@@ -53,7 +53,7 @@ func verifyStore(c *cli.Context) error {
 		return failed(err)
 	}
 	defer backend.Close()
-	n, err := store.Verify(c.Context, pebblestore.NewVerifier(backend))
+	n, err := store.Verify(c.Context, backend, store.VerifyOptions{})
 	if err != nil {
 		return failed(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/eventstore-service/eventstore/modules/jsonscan"
 )
@@ -50,9 +51,18 @@ func decodeValues(sc *jsonscan.Scanner, r Record, buf []byte) (Values, []byte, e
 	if err != nil {
 		return Values{}, buf, fmt.Errorf("decode record: %w", err)
 	}
-	var ends [NumMembers]int // of each decoded member in buf
+	var (
+		v    Values
+		ends [NumMembers]int // of each member decoded into buf (never empty: it had an escape or an invalid byte)
+	)
 	for member, raw := range m {
 		if Member(member) == MemberData || raw == nil {
+			continue
+		}
+		// Split checked the string's syntax: without escapes and invalid
+		// UTF-8, decoding only drops its quotes.
+		if text := raw[1 : len(raw)-1]; bytes.IndexByte(text, '\\') < 0 && utf8.Valid(text) {
+			v[member] = text
 			continue
 		}
 		sc.Reset(raw)
@@ -61,13 +71,11 @@ func decodeValues(sc *jsonscan.Scanner, r Record, buf []byte) (Values, []byte, e
 		}
 		ends[member] = len(buf)
 	}
-	var v Values
 	start := 0
-	for member, raw := range m {
-		if Member(member) == MemberData || raw == nil {
-			continue
+	for member, end := range ends {
+		if end > 0 {
+			v[member], start = buf[start:end:end], end
 		}
-		v[member], start = buf[start:ends[member]:ends[member]], ends[member]
 	}
 	v[MemberData] = m[MemberData]
 	sc.Reset(m[MemberData])

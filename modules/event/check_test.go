@@ -41,7 +41,7 @@ func TestCheckerIsDecodeAndVerify(t *testing.T) {
 			}
 		}
 		for at := range r.JSON {
-			for _, b := range []byte{'"', '\\', ',', 'x', '1', 0} {
+			for _, b := range []byte{'"', '\\', ',', 'x', '1', 0, 0xff} {
 				damaged := bytes.Clone(r.JSON)
 				damaged[at] = b
 				_, want := decodeAndVerify(Record{ID: r.ID, JSON: damaged})

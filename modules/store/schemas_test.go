@@ -165,7 +165,7 @@ func TestRegistrationRacesWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer backend.Close()
-	if _, err := store.Verify(context.Background(), pebblestore.NewVerifier(backend)); err != nil {
+	if _, err := store.Verify(context.Background(), backend, store.VerifyOptions{}); err != nil {
 		t.Fatalf("after %v: %v", outcomes, err)
 	}
 }

@@ -99,7 +99,12 @@ func (b *Backend) Close() error {
 
 // Head returns the committed head.
 func (b *Backend) Head() (store.Head, error) {
-	value, closer, err := b.db.Get(headKey)
+	return readHead(b.db)
+}
+
+// readHead reads the head from r: the database or a snapshot of it.
+func readHead(r pebble.Reader) (store.Head, error) {
+	value, closer, err := r.Get(headKey)
 	if errors.Is(err, pebble.ErrNotFound) {
 		return store.Head{LastHash: event.ZeroHash}, nil
 	}

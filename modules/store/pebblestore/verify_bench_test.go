@@ -72,7 +72,7 @@ func BenchmarkVerify(b *testing.B) {
 		b.ReportAllocs()
 		b.ResetTimer()
 		for range b.N {
-			n, err := store.Verify(context.Background(), NewVerifier(backend))
+			n, err := store.Verify(context.Background(), backend, store.VerifyOptions{})
 			if err != nil || n != verifyBenchEvents {
 				b.Fatalf("verified %d events: %v", n, err)
 			}

@@ -13,17 +13,28 @@ import (
 	"github.com/eventstore-service/eventstore/modules/store"
 )
 
-// filledDir writes events on a few subjects into a new store and returns its directory.
+// filledDir writes 20 events on a few subjects into a new store, one per
+// commit, and returns its directory.
 func filledDir(t *testing.T) string {
+	t.Helper()
+	return writtenDir(t, 20, 1)
+}
+
+// writtenDir writes n events on subjects /a/<i mod 3>/b into a new store,
+// batch per request, and returns its directory.
+func writtenDir(t *testing.T, n, batch int) string {
 	t.Helper()
 	dir := t.TempDir()
 	s := store.New(func() (store.Backend, error) { return Open(dir, zap.NewNop(), Options{}) }, zap.NewNop(), nil)
 	if err := s.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	for i := 0; i < 20; i++ {
-		c := event.Candidate{Source: "https://x", Subject: fmt.Sprintf("/a/%d/b", i%3), Type: "io.example.thing", Data: []byte(fmt.Sprintf(`{"i":%d}`, i))}
-		if _, err := s.Write(context.Background(), []event.Candidate{c}, nil); err != nil {
+	for i := 0; i < n; i += batch {
+		var cs []event.Candidate
+		for j := i; j < min(i+batch, n); j++ {
+			cs = append(cs, event.Candidate{Source: "https://x", Subject: fmt.Sprintf("/a/%d/b", j%3), Type: "io.example.thing", Data: []byte(fmt.Sprintf(`{"i":%d}`, j))})
+		}
+		if _, err := s.Write(context.Background(), cs, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -35,12 +46,17 @@ func filledDir(t *testing.T) string {
 
 func verify(t *testing.T, dir string) (uint64, error) {
 	t.Helper()
+	return verifyWith(t, dir, store.VerifyOptions{})
+}
+
+func verifyWith(t *testing.T, dir string, opts store.VerifyOptions) (uint64, error) {
+	t.Helper()
 	b, err := Open(dir, zap.NewNop(), Options{ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	return store.Verify(context.Background(), NewVerifier(b))
+	return store.Verify(context.Background(), b, opts)
 }
 
 // tamper changes the raw Pebble store in dir.
@@ -112,5 +128,113 @@ func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// changeData changes the data of event id so that its hash no longer matches.
+func changeData(t *testing.T, b *Backend, id uint64) {
+	t.Helper()
+	r, _, _ := b.Record(id)
+	changed := strings.Replace(string(r.JSON), fmt.Sprintf(`"i":%d`, id), `"i":-1`, 1)
+	must(t, b.db.Set(eventKey(nil, id), []byte(changed), nil))
+}
+
+// TestVerifyInChunks runs Verify on a store of several chunks with more
+// workers than cores: damage in later chunks, which workers may well check
+// first, never hides the problem of a lower id, and an event missing at the
+// end of a chunk, or after the last one, is found as in a single scan.
+func TestVerifyInChunks(t *testing.T) {
+	const n = 5000
+	intact := writtenDir(t, n, 500)
+	if got, err := verifyWith(t, intact, store.VerifyOptions{Workers: 8}); err != nil || got != n {
+		t.Fatalf("intact store: %d events, %v", got, err)
+	}
+	cases := []struct {
+		name   string
+		change func(t *testing.T, b *Backend)
+		want   string
+	}{
+		{"damage in three chunks", func(t *testing.T, b *Backend) {
+			changeData(t, b, 4900)
+			changeData(t, b, 3000)
+			changeData(t, b, 1500)
+		}, "event 1500: stored hash"},
+		{"missing at the end of a chunk", func(t *testing.T, b *Backend) {
+			must(t, b.db.Delete(eventKey(nil, 2047), nil))
+			changeData(t, b, 2500)
+		}, "event 2047 is missing (next stored id is 2048)"},
+		{"missing chunk", func(t *testing.T, b *Backend) {
+			must(t, b.db.DeleteRange(eventKey(nil, 1024), eventKey(nil, 2048), nil))
+		}, "event 1024 is missing (next stored id is 2048)"},
+		{"stray event far beyond the log", func(t *testing.T, b *Backend) {
+			r, _, _ := b.Record(n - 1)
+			must(t, b.db.Set(eventKey(nil, 1<<40), r.JSON, nil))
+		}, fmt.Sprintf("event %d is missing (next stored id is %d)", n, uint64(1<<40))},
+		{"last events missing", func(t *testing.T, b *Backend) {
+			must(t, b.db.DeleteRange(eventKey(nil, n-10), eventKey(nil, n), nil))
+		}, fmt.Sprintf("head says %d events", n)},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := writtenDir(t, n, 500)
+			tamper(t, dir, func(b *Backend) { tc.change(t, b) })
+			for _, workers := range []int{1, 3, 8} {
+				_, err := verifyWith(t, dir, store.VerifyOptions{Workers: workers})
+				var corrupt *store.CorruptionError
+				if !errors.As(err, &corrupt) || !strings.Contains(err.Error(), tc.want) {
+					t.Fatalf("%d workers: got %v, want a corruption containing %q", workers, err, tc.want)
+				}
+			}
+		})
+	}
+}
+
+// TestVerifySnapshot verifies the first events of a store as a snapshot of
+// it, as an online verification does: the events and index entries beyond
+// the snapshot are left alone, an index entry beyond the log is not.
+func TestVerifySnapshot(t *testing.T) {
+	dir := filledDir(t)
+	var head store.Head
+	tamper(t, dir, func(b *Backend) {
+		r, _, _ := b.Record(9)
+		head = store.Head{Count: 10, LastHash: r.Hash()}
+	})
+	var progress []uint64
+	n, err := verifyWith(t, dir, store.VerifyOptions{Head: &head, Progress: func(checked uint64) { progress = append(progress, checked) }})
+	if err != nil || n != 10 {
+		t.Fatalf("snapshot of 10 events: %d events, %v", n, err)
+	}
+	if len(progress) == 0 || progress[len(progress)-1] != 10 {
+		t.Fatalf("progress %v, want it to end at 10", progress)
+	}
+	wrong := store.Head{Count: 10, LastHash: event.ZeroHash}
+	if _, err := verifyWith(t, dir, store.VerifyOptions{Head: &wrong}); err == nil || !strings.Contains(err.Error(), "head says 10 events ending in "+event.ZeroHash) {
+		t.Fatalf("snapshot with a wrong head hash: %v", err)
+	}
+	empty := store.Head{LastHash: event.ZeroHash}
+	if n, err := verifyWith(t, dir, store.VerifyOptions{Head: &empty}); err != nil || n != 0 {
+		t.Fatalf("empty snapshot: %d events, %v", n, err)
+	}
+
+	tamper(t, dir, func(b *Backend) {
+		must(t, b.db.Set(appendID(typePrefix(nil, "io.example.ghost"), 20), nil, nil))
+	})
+	if _, err := verifyWith(t, dir, store.VerifyOptions{Head: &head}); err == nil || !strings.Contains(err.Error(), "lists event 20 beyond the log") {
+		t.Fatalf("snapshot with an index entry beyond the log: %v", err)
+	}
+}
+
+// TestVerifyStops: a cancelled verification ends with the context's error.
+func TestVerifyStops(t *testing.T) {
+	dir := writtenDir(t, 3000, 500)
+	b, err := Open(dir, zap.NewNop(), Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	n, err := store.Verify(ctx, b, store.VerifyOptions{Progress: func(uint64) { cancel() }})
+	if !errors.Is(err, context.Canceled) || n >= 3000 {
+		t.Fatalf("cancelled verification: %d events, %v", n, err)
 	}
 }
