@@ -86,15 +86,15 @@ func (a *API) readEvents(w http.ResponseWriter, r *http.Request) {
 // sent, unless nil, learns the id of every event written.
 func (a *API) streamEvents(s *lineStream, p *linePipe, it store.RecordIterator, sent func(id uint64)) (n int, ok bool) {
 	readErr, ended := s.pump(p, func(ctx context.Context, put putFunc) error {
-		defer it.Close()
 		var line []byte
 		for it.Next() {
 			line = a.appendEventLine(line[:0], it.Record())
 			if err := put(it.Record().ID, line); err != nil {
+				it.Close()
 				return err
 			}
 		}
-		return it.Close()
+		return it.Close() // once: a second Close may close an iterator Pebble has handed out again
 	}, false, func(id uint64) {
 		n++
 		if sent != nil {

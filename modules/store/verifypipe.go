@@ -109,12 +109,13 @@ func runPipeline(ctx context.Context, b Backend, to uint64, schemas map[string]*
 // chain check found no event n, and nothing else after n-1 in its chunk.
 func (p *pipeline) gap(n uint64) error {
 	it := p.backend.Scan(Scan{Subject: "/", Recursive: true, From: n, To: p.to})
-	defer it.Close()
-	if it.Next() {
-		return corruption("event %d is missing (next stored id is %d)", n, it.Record().ID)
-	}
+	found := it.Next()
+	next := it.Record().ID
 	if err := it.Close(); err != nil {
 		return fmt.Errorf("read event %d: %w", n, err)
+	}
+	if found {
+		return corruption("event %d is missing (next stored id is %d)", n, next)
 	}
 	return nil
 }
