@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/urfave/cli/v2"
 	"go.uber.org/zap"
@@ -53,10 +54,19 @@ func verifyStore(c *cli.Context) error {
 		return failed(err)
 	}
 	defer backend.Close()
-	n, err := store.Verify(c.Context, backend, store.VerifyOptions{})
+	head, err := backend.Head()
 	if err != nil {
 		return failed(err)
 	}
-	fmt.Fprintf(c.App.Writer, "eventstore: verified %d events: ids contiguous, hashes and links intact, head and indexes consistent\n", n)
+	start := time.Now()
+	progress := newProgressLine(c.App.Writer, "checked", "events", head.Count)
+	n, err := store.Verify(c.Context, backend, store.VerifyOptions{Progress: progress.update})
+	progress.clear()
+	took := time.Since(start)
+	if err != nil {
+		return failed(fmt.Errorf("%w (after %d events in %s)", err, n, took.Round(time.Millisecond)))
+	}
+	fmt.Fprintf(c.App.Writer, "eventstore: verified %d events in %s (%s events/s): ids contiguous, hashes and links intact, head and indexes consistent\n",
+		n, took.Round(time.Millisecond), rate(n, took))
 	return nil
 }
