@@ -100,6 +100,11 @@ func (a *API) Routes() []httpkit.Route {
 	}
 }
 
+// AdmitStream serves h for the requests that --max-streams admits among
+// the open streams, refusing the others: the streams of other packages'
+// routes count with the event streams.
+func (a *API) AdmitStream(h http.HandlerFunc) http.Handler { return a.streams.admit(h) }
+
 // Metrics count the API's requests and events.
 type Metrics struct {
 	writeRequests  *prometheus.CounterVec
@@ -125,7 +130,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		queries: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "eventstore_eventql_queries_total", Help: "run-eventql-query requests by outcome."}, []string{"result"}),
 		streams: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "eventstore_streams", Help: "Open read-events, observe-events, read-subjects and read-event-types streams (bounded by --max-streams)."}),
+			Name: "eventstore_streams", Help: "Open read-events, observe-events, read-subjects, read-event-types and verify-store streams (bounded by --max-streams)."}),
 		runningQueries: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "eventstore_eventql_queries_running", Help: "run-eventql-query requests running (bounded by --max-queries)."}),
 	}
@@ -148,9 +153,9 @@ const (
 // errUnreachable answers while a shared storage backend cannot be reached.
 var errUnreachable = &httpkit.Error{Status: http.StatusServiceUnavailable, Message: "service unavailable: storage unreachable", RetryAfter: 1}
 
-// readError translates a failed read into its answer (also the message of
+// ReadError translates a failed read into its answer (also the message of
 // a stream's error line) and logs what is not the backend being unreachable.
-func (a *API) readError(err error) *httpkit.Error {
+func (a *API) ReadError(err error) *httpkit.Error {
 	if errors.Is(err, store.ErrUnavailable) {
 		return errUnreachable
 	}

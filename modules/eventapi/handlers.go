@@ -71,7 +71,7 @@ func (a *API) readEvents(w http.ResponseWriter, r *http.Request) {
 	}
 	it, err := a.store.Read(opts)
 	if err != nil {
-		httpkit.WriteError(w, a.readError(err))
+		httpkit.WriteError(w, a.ReadError(err))
 		return
 	}
 	stream := a.startStream(w, r)
@@ -105,7 +105,7 @@ func (a *API) streamEvents(s *lineStream, p *linePipe, it store.RecordIterator, 
 		return n, false
 	}
 	if readErr != nil {
-		s.Error(a.readError(readErr).Message)
+		s.Error(a.ReadError(readErr).Message)
 		return n, false
 	}
 	return n, true
@@ -142,6 +142,6 @@ func (a *API) readSubjects(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if err := it.Close(); err != nil {
-		stream.Error(a.readError(err).Message)
+		stream.Error(a.ReadError(err).Message)
 	}
 }
