@@ -37,7 +37,7 @@ type API struct {
 	metrics      *Metrics
 	log          *zap.Logger
 	eventql      QueryLimits
-	streams      *admission // read, observe, subject and event-type streams
+	streams      *admission // read, observe, subject and event-type streams, and those admitted by AdmitStream
 	queries      *admission // run-eventql-query
 	scanners     sync.Pool  // of *jsonscan.Scanner, whose scratch buffers outlive a request
 }
@@ -52,7 +52,8 @@ type Options struct {
 	// EventQL limits queries and query preconditions.
 	EventQL QueryLimits
 	// MaxStreams bounds the open read, observe, subject and event-type
-	// streams; MaxQueries the queries running at once. Zero is no bound.
+	// streams and those of other packages' routes (AdmitStream); MaxQueries
+	// the queries running at once. Zero is no bound.
 	MaxStreams, MaxQueries int
 }
 
