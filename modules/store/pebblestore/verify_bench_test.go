@@ -64,7 +64,7 @@ func BenchmarkVerify(b *testing.B) {
 	dir := b.TempDir()
 	buildVerifyStore(b, dir, verifyBenchEvents)
 	b.Run("1M", func(b *testing.B) {
-		backend, err := Open(dir, zap.NewNop(), Options{ReadOnly: true})
+		backend, err := Open(dir, zap.NewNop(), Options{ReadOnly: true, CacheSize: VerifyCacheSize})
 		if err != nil {
 			b.Fatal(err)
 		}
