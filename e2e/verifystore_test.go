@@ -88,6 +88,32 @@ func fillStore(t *testing.T, inst *harness.Instance, n int) {
 	wg.Wait()
 }
 
+// keepWriting has clients write one event per request each until stop
+// returns; writes counts the acknowledged ones.
+func keepWriting(t *testing.T, inst *harness.Instance, clients int) (writes *atomic.Int64, stop func()) {
+	t.Helper()
+	writes = new(atomic.Int64)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for c := range clients {
+		wg.Go(func() {
+			for i := 0; ; i++ {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				if r := inst.Do("POST", "/api/v1/write-events", harness.Token, candidates(fmt.Sprintf("/live/%d/%d", c, i%5), "io.example.live")); r.StatusCode != 200 {
+					t.Errorf("write: %d %s", r.StatusCode, r.Body)
+					return
+				}
+				writes.Add(1)
+			}
+		})
+	}
+	return writes, func() { close(done); wg.Wait() }
+}
+
 // eventHash returns the hash of event id, read back through read-events.
 func eventHash(t *testing.T, inst *harness.Instance, id uint64) string {
 	t.Helper()
@@ -108,29 +134,13 @@ func TestVerifyStoreWhileWriting(t *testing.T) {
 	const filled = 1_200_000
 	fillStore(t, inst, filled)
 
-	var (
-		stop    atomic.Bool
-		written atomic.Int64
-		wg      sync.WaitGroup
-	)
-	for w := range 8 {
-		wg.Go(func() {
-			for i := 0; !stop.Load(); i++ {
-				if r := inst.Do("POST", "/api/v1/write-events", harness.Token, candidates(fmt.Sprintf("/live/%d/%d", w, i%5), "io.example.live")); r.StatusCode != 200 {
-					t.Errorf("write during the verification: %d %s", r.StatusCode, r.Body)
-					return
-				}
-				written.Add(1)
-			}
-		})
-	}
-	waitUntil(t, 10*time.Second, func() bool { return written.Load() > 0 })
+	writes, stop := keepWriting(t, inst, 8)
+	waitUntil(t, 10*time.Second, func() bool { return writes.Load() > 0 })
 	start := time.Now()
 	v, heartbeats := verifyStore(t, inst, "")
-	t.Logf("verified %d events in %s with %d heartbeats while %d writes went on", *v.Events, time.Since(start).Round(time.Millisecond), len(heartbeats), written.Load())
+	t.Logf("verified %d events in %s with %d heartbeats while %d writes went on", *v.Events, time.Since(start).Round(time.Millisecond), len(heartbeats), writes.Load())
 	after := uint64(healthValue(t, inst, "storage:events"))
-	stop.Store(true)
-	wg.Wait()
+	stop()
 
 	if !v.Verified || v.Problem != "" || *v.Events <= filled || *v.Events > after {
 		t.Fatalf("verification %+v (events %d), want verified with more than %d and at most %d events", v, *v.Events, filled, after)
@@ -144,8 +154,8 @@ func TestVerifyStoreWhileWriting(t *testing.T) {
 	if logged := inst.WaitForLog("store verified", 5*time.Second); logged["events"] != float64(*v.Events) {
 		t.Fatalf("log entry of the verification: %v", logged)
 	}
-	if written.Load() < 10 {
-		t.Fatalf("only %d writes during the verification", written.Load())
+	if writes.Load() < 10 {
+		t.Fatalf("only %d writes during the verification", writes.Load())
 	}
 }
 

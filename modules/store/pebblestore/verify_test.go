@@ -44,11 +44,7 @@ func writtenDir(t *testing.T, n, batch int) string {
 	return dir
 }
 
-func verify(t *testing.T, dir string) (uint64, error) {
-	t.Helper()
-	return verifyWith(t, dir, store.VerifyOptions{})
-}
-
+// verifyWith verifies the store in dir, opened read-only, with opts.
 func verifyWith(t *testing.T, dir string, opts store.VerifyOptions) (uint64, error) {
 	t.Helper()
 	b, err := Open(dir, zap.NewNop(), Options{ReadOnly: true})
@@ -73,15 +69,11 @@ func tamper(t *testing.T, dir string, change func(b *Backend)) {
 }
 
 func TestVerify(t *testing.T) {
-	if n, err := verify(t, filledDir(t)); err != nil || n != 20 {
+	if n, err := verifyWith(t, filledDir(t), store.VerifyOptions{}); err != nil || n != 20 {
 		t.Fatalf("intact store: %d events, %v", n, err)
 	}
 
-	cases := []struct {
-		name   string
-		change func(t *testing.T, b *Backend)
-		want   string
-	}{
+	checkDamages(t, filledDir, []damage{
 		{"changed data", func(t *testing.T, b *Backend) {
 			r, _, _ := b.Record(7)
 			changed := strings.Replace(string(r.JSON), `"i":7`, `"i":8`, 1)
@@ -110,15 +102,31 @@ func TestVerify(t *testing.T) {
 			value, _ := encodeHead(h)
 			must(t, b.db.Set(headKey, value, nil))
 		}, "head says 21 events"},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			dir := filledDir(t)
-			tamper(t, dir, func(b *Backend) { tc.change(t, b) })
-			_, err := verify(t, dir)
-			var corrupt *store.CorruptionError
-			if !errors.As(err, &corrupt) || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("got %v, want a corruption containing %q", err, tc.want)
+	}, store.VerifyOptions{})
+}
+
+// damage is a change to a stopped store and the problem Verify must name
+// first.
+type damage struct {
+	name   string
+	change func(t *testing.T, b *Backend)
+	want   string
+}
+
+// checkDamages makes each damage to a new store that fill writes, and
+// checks that Verify names it with each of opts.
+func checkDamages(t *testing.T, fill func(t *testing.T) string, damages []damage, opts ...store.VerifyOptions) {
+	t.Helper()
+	for _, d := range damages {
+		t.Run(d.name, func(t *testing.T) {
+			dir := fill(t)
+			tamper(t, dir, func(b *Backend) { d.change(t, b) })
+			for _, o := range opts {
+				_, err := verifyWith(t, dir, o)
+				var corrupt *store.CorruptionError
+				if !errors.As(err, &corrupt) || !strings.Contains(err.Error(), d.want) {
+					t.Fatalf("%d workers: got %v, want a corruption containing %q", o.Workers, err, d.want)
+				}
 			}
 		})
 	}
@@ -149,11 +157,7 @@ func TestVerifyInChunks(t *testing.T) {
 	if got, err := verifyWith(t, intact, store.VerifyOptions{Workers: 8}); err != nil || got != n {
 		t.Fatalf("intact store: %d events, %v", got, err)
 	}
-	cases := []struct {
-		name   string
-		change func(t *testing.T, b *Backend)
-		want   string
-	}{
+	checkDamages(t, func(t *testing.T) string { return writtenDir(t, n, 500) }, []damage{
 		{"damage in three chunks", func(t *testing.T, b *Backend) {
 			changeData(t, b, 4900)
 			changeData(t, b, 3000)
@@ -173,20 +177,7 @@ func TestVerifyInChunks(t *testing.T) {
 		{"last events missing", func(t *testing.T, b *Backend) {
 			must(t, b.db.DeleteRange(eventKey(nil, n-10), eventKey(nil, n), nil))
 		}, fmt.Sprintf("head says %d events", n)},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			dir := writtenDir(t, n, 500)
-			tamper(t, dir, func(b *Backend) { tc.change(t, b) })
-			for _, workers := range []int{1, 3, 8} {
-				_, err := verifyWith(t, dir, store.VerifyOptions{Workers: workers})
-				var corrupt *store.CorruptionError
-				if !errors.As(err, &corrupt) || !strings.Contains(err.Error(), tc.want) {
-					t.Fatalf("%d workers: got %v, want a corruption containing %q", workers, err, tc.want)
-				}
-			}
-		})
-	}
+	}, store.VerifyOptions{Workers: 1}, store.VerifyOptions{Workers: 3}, store.VerifyOptions{Workers: 8})
 }
 
 // TestVerifySnapshot verifies the first events of a store as a snapshot of
