@@ -11,12 +11,13 @@ import (
 
 // IndexVerifier checks the indexes of a backend during one Verify.
 // CheckEvent is called for every verified event, in id order from 0, from
-// one goroutine; then Finish once, unless the verification stopped at an
-// earlier problem. The verified events are exactly those CheckEvent was
-// called for, ids 0 … count-1: an index entry of a later id that the
-// backend holds was committed after the verification began (an online
-// verification of a store being written) and is ignored, while an entry of
-// an id the backend holds no event for is a problem.
+// one goroutine; then, once every event and the head proved intact, Finish
+// is called once (not when the verification stopped earlier). The verified
+// events are exactly those CheckEvent was called for, ids 0 … count-1: an
+// index entry of a later id that the backend holds was committed after the
+// verification began (an online verification of a store being written)
+// and is left alone, while an entry of an id the backend holds no event
+// for is a problem. Problems are *CorruptionErrors.
 type IndexVerifier interface {
 	CheckEvent(id uint64, subject, eventType string) error
 	Finish() error
@@ -36,7 +37,7 @@ type VerifyOptions struct {
 	// lies beyond it.
 	Head *Head
 	// Progress, unless nil, learns the number of events checked so far,
-	// every few hundred events.
+	// after every chunk of ids (see chunkIDs), from the calling goroutine.
 	Progress func(checked uint64)
 	// Workers is the number of goroutines that check events in parallel;
 	// 0 is GOMAXPROCS.

@@ -20,8 +20,16 @@ import (
 // CPU than with the service's 128 MiB).
 const VerifyCacheSize = 16 << 20
 
-// indexSpaces are the key spaces of the indexes, in the order they are checked.
+// indexSpaces are the key spaces of the indexes, in the order they are
+// checked; the constants below are their positions.
 var indexSpaces = [...]byte{spaceExact, spaceTree, spaceSubjectType, spaceType}
+
+const (
+	exactIndex = iota
+	treeIndex
+	subjectTypeIndex
+	typeIndex
+)
 
 // digest sums the entries of one index: their number and the sum of a
 // keyed hash of each (prefix, id). Sums of the same entries are equal in
@@ -94,12 +102,12 @@ func (v *indexVerifier) CheckEvent(id uint64, subject, eventType string) error {
 // prefixesOf returns the index prefixes of an event.
 func (v *indexVerifier) prefixesOf(subject, eventType string) []prefix {
 	out := []prefix{
-		{0, maphash.Bytes(v.seed, exactPrefix(nil, subject))},
-		{2, maphash.Bytes(v.seed, subjectTypePrefix(nil, subject, eventType))},
-		{3, maphash.Bytes(v.seed, typePrefix(nil, eventType))},
+		{exactIndex, maphash.Bytes(v.seed, exactPrefix(nil, subject))},
+		{subjectTypeIndex, maphash.Bytes(v.seed, subjectTypePrefix(nil, subject, eventType))},
+		{typeIndex, maphash.Bytes(v.seed, typePrefix(nil, eventType))},
 	}
 	for _, a := range ancestors(subject) {
-		out = append(out, prefix{1, maphash.Bytes(v.seed, treePrefix(nil, a))})
+		out = append(out, prefix{treeIndex, maphash.Bytes(v.seed, treePrefix(nil, a))})
 	}
 	return out
 }
