@@ -1,6 +1,9 @@
 package jsonscan
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"math/bits"
+)
 
 // plain reports whether a string byte stands for itself: it ends no
 // string, starts no escape, is no control character and no part of a
@@ -21,11 +24,12 @@ func plainEnd(in []byte, i int) int {
 		x := binary.LittleEndian.Uint64(in[i:])
 		quote, backslash := x^(ones*'"'), x^(ones*'\\')
 		// A byte below 0x20, a zero byte of quote or backslash, or a high
-		// bit: the classic tests for a byte less than n (n ≤ 128), which tell
-		// exactly whether there is one.
-		special := (x-ones*0x20)&^x | (quote-ones)&^quote | (backslash-ones)&^backslash | x
-		if special&highs != 0 {
-			break
+		// bit: the classic tests for a byte less than n (n ≤ 128). A borrow
+		// may flag a byte after the first special one, never one before it,
+		// so the lowest flag, the first byte in memory, is exact.
+		special := ((x-ones*0x20)&^x | (quote-ones)&^quote | (backslash-ones)&^backslash | x) & highs
+		if special != 0 {
+			return i + bits.TrailingZeros64(special)/8
 		}
 	}
 	for i < len(in) && plain(in[i]) {
