@@ -16,7 +16,8 @@ import (
 	"github.com/eventstore-service/eventstore/e2e/harness"
 )
 
-// observation is an open observe-events stream read in the background.
+// observation is an open stream (observe-events, verify-store) read in
+// the background.
 type observation struct {
 	lines   chan timedLine
 	cancel  context.CancelFunc
@@ -34,8 +35,15 @@ type timedLine struct {
 // and headers arrive at once; the lines are read into a channel.
 func observe(t *testing.T, inst harness.Target, body string) *observation {
 	t.Helper()
+	return openStream(t, inst, "/api/v1/observe-events", body)
+}
+
+// openStream posts body to the stream endpoint path and checks that
+// status and headers arrive; the lines are read into a channel.
+func openStream(t *testing.T, inst harness.Target, path, body string) *observation {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	req, err := http.NewRequestWithContext(ctx, "POST", inst.URL("http")+"/api/v1/observe-events", strings.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, "POST", inst.URL("http")+path, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,12 +52,12 @@ func observe(t *testing.T, inst harness.Target, body string) *observation {
 	resp, err := (&http.Client{Transport: &http.Transport{}}).Do(req)
 	if err != nil {
 		cancel()
-		t.Fatalf("observe %s: %v", body, err)
+		t.Fatalf("%s %s: %v", path, body, err)
 	}
 	o.headers = time.Since(o.started)
 	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/x-ndjson" {
 		cancel()
-		t.Fatalf("observe %s: %d %q", body, resp.StatusCode, resp.Header.Get("Content-Type"))
+		t.Fatalf("%s %s: %d %q", path, body, resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
 	go func() {
 		defer close(o.lines)

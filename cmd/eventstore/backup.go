@@ -67,7 +67,7 @@ func runBackup(c *cli.Context) error {
 		return failed(err)
 	}
 	defer os.Remove(tmp.Name()) // gone by the rename when all went well
-	progress := newProgress(c.App.ErrWriter, "events", int64(want))
+	progress := newProgress(c.App.ErrWriter, "received", "events", int64(want))
 	events, schemas, lastHash, err := copyBackup(tmp, resp.Body, progress.update)
 	progress.finish()
 	switch {

@@ -49,27 +49,55 @@ func storageOf(c *cli.Context) (offlineStorage, error) {
 	return offlineStorage{path: path}, nil
 }
 
+// Options of the backends the offline commands open.
+var (
+	pgToRestore    = pgstore.Options{MaxConnections: 4}
+	pgSnapshot     = pgstore.Options{Snapshot: true}
+	pebbleToVerify = pebblestore.Options{ReadOnly: true, CacheSize: pebblestore.VerifyCacheSize}
+)
+
+// openPostgres opens the PostgreSQL backend; its error names the database
+// and hosts (never the password).
+func (o offlineStorage) openPostgres(ctx context.Context, opts pgstore.Options) (*pgstore.Backend, error) {
+	b, err := pgstore.Open(ctx, o.url, zap.NewNop(), opts)
+	if err != nil {
+		hosts, database := pgstore.Describe(o.url)
+		return nil, fmt.Errorf("PostgreSQL database %s on %s: %w", database, hosts, err)
+	}
+	return b, nil
+}
+
+// openPebble takes the data directory's lock and opens its Pebble backend.
+func (o offlineStorage) openPebble(ctx context.Context, opts pebblestore.Options) (*datadir.Dir, *pebblestore.Backend, error) {
+	dir := datadir.New(o.path, false)
+	if err := dir.Open(ctx); err != nil {
+		return nil, nil, err
+	}
+	b, err := storage.OpenBackend(dir, zap.NewNop(), opts)
+	if err != nil {
+		return nil, nil, errors.Join(err, dir.Close(context.Background()))
+	}
+	return dir, b, nil
+}
+
 // start starts a store on the storage, holding the data directory's lock;
 // stop closes both.
 func (o offlineStorage) start(ctx context.Context) (s *store.Store, stop func() error, err error) {
-	log := zap.NewNop()
 	var (
 		open    store.Opener
 		release = func() error { return nil }
 	)
 	if o.url != "" {
-		open = func() (store.Backend, error) {
-			return pgstore.Open(ctx, o.url, log, pgstore.Options{MaxConnections: 4})
-		}
+		open = func() (store.Backend, error) { return o.openPostgres(ctx, pgToRestore) }
 	} else {
 		dir := datadir.New(o.path, false)
 		if err := dir.Open(ctx); err != nil {
 			return nil, nil, err
 		}
 		release = func() error { return dir.Close(context.Background()) }
-		open = func() (store.Backend, error) { return storage.OpenBackend(dir, log, pebblestore.Options{}) }
+		open = func() (store.Backend, error) { return storage.OpenBackend(dir, zap.NewNop(), pebblestore.Options{}) }
 	}
-	s = store.New(open, log, nil)
+	s = store.New(open, zap.NewNop(), nil)
 	if err := s.Start(ctx); err != nil {
 		return nil, nil, errors.Join(err, release())
 	}

@@ -55,7 +55,7 @@ func runRestore(c *cli.Context) error {
 	if err != nil {
 		return failed(err)
 	}
-	progress := newProgress(c.App.ErrWriter, "bytes", info.Size())
+	progress := newProgress(c.App.ErrWriter, "read", "bytes", info.Size())
 	read := &countingReader{r: file}
 	start := time.Now()
 	src := backup.ReadAhead(backup.NewReader(read, maxEventSize))

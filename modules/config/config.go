@@ -82,7 +82,8 @@ type Config struct {
 	// MemorySource tells where it came from (MemoryFrom…, MemoryUnlimited).
 	MemoryLimit  int64
 	MemorySource string
-	// MaxStreams bounds the open read, observe, subject and event-type streams.
+	// MaxStreams bounds the open read, observe, subject, event-type and
+	// verify-store streams.
 	MaxStreams int
 	// MaxQueries bounds the EventQL queries running at once.
 	MaxQueries int

@@ -79,7 +79,7 @@ func Flags() []cli.Flag {
 		&cli.DurationFlag{Name: FlagEventQLPreconditionTimeout, EnvVars: env(FlagEventQLPreconditionTimeout), Value: 5 * time.Second, Usage: "time limit of one isEventQlQueryTrue precondition"},
 		&cli.DurationFlag{Name: FlagEventQLQueryTimeout, EnvVars: env(FlagEventQLQueryTimeout), Value: 60 * time.Second, Usage: "time limit of one run-eventql-query; past it the stream ends with an error line"},
 		&cli.StringFlag{Name: FlagMemoryLimit, EnvVars: env(FlagMemoryLimit), Usage: "memory the process may use (bytes, KiB, MiB, GiB); default: 90% of the cgroup memory limit when there is one, else none; GOMEMLIMIT wins"},
-		&cli.IntFlag{Name: FlagMaxStreams, EnvVars: env(FlagMaxStreams), Value: 4096, Usage: "read, observe, subject and event-type streams open at once; more answer 503"},
+		&cli.IntFlag{Name: FlagMaxStreams, EnvVars: env(FlagMaxStreams), Value: 4096, Usage: "read, observe, subject, event-type and verify-store streams open at once; more answer 503"},
 		&cli.IntFlag{Name: FlagMaxQueries, EnvVars: env(FlagMaxQueries), Value: 8, Usage: "EventQL queries running at once (preconditions excluded); more answer 503"},
 		&cli.BoolFlag{Name: FlagReadOnly, EnvVars: env(FlagReadOnly), Usage: "start in read-only mode: writes and schema registrations answer 503"},
 	}

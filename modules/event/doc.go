@@ -11,7 +11,9 @@
 //     computed from them. This package alone knows that layout: Record.Split finds the
 //     members of any record Seal wrote in one pass without scanning data,
 //     Decode returns its fields, and Fields.Verify detects any change to
-//     what the hash covers (all but traceparent and tracestate).
+//     what the hash covers (all but traceparent and tracestate). A Checker
+//     does both for record after record without allocating (integrity
+//     checks of whole stores).
 //   - Time: NextTime gives each event a time strictly after the one before,
 //     written by FormatTime in UTC with exactly nine fractional digits, so
 //     that string order is time order.

@@ -93,7 +93,9 @@ func Hash(id, predecessorHash, eventTime, source, subject, eventType string, dat
 	return string(appendHash(nil, sha256.Sum256(meta), data))
 }
 
-func appendMetadata[T string | []byte](dst []byte, id, predecessorHash, eventTime T, source, subject, eventType string) []byte {
+// appendMetadata appends the metadata the hash covers:
+// specversion|id|predecessorhash|time|source|subject|type|datacontenttype.
+func appendMetadata[T, U string | []byte](dst []byte, id, predecessorHash, eventTime T, source, subject, eventType U) []byte {
 	dst = append(dst, SpecVersion+"|"...)
 	dst = append(dst, id...)
 	dst = append(dst, '|')

@@ -40,7 +40,7 @@ type API struct {
 	log          *zap.Logger
 	eventql      QueryLimits
 	restores     Restores
-	streams      *admission // read, observe, subject, event-type and backup streams
+	streams      *admission // read, observe, subject, event-type and backup streams, and those admitted by AdmitStream
 	queries      *admission // run-eventql-query
 	scanners     sync.Pool  // of *jsonscan.Scanner, whose scratch buffers outlive a request
 }
@@ -55,8 +55,8 @@ type Options struct {
 	// EventQL limits queries and query preconditions.
 	EventQL QueryLimits
 	// MaxStreams bounds the open read, observe, subject, event-type and
-	// backup streams; MaxQueries the queries running at once. Zero is no
-	// bound.
+	// backup streams and those of other packages' routes (AdmitStream);
+	// MaxQueries the queries running at once. Zero is no bound.
 	MaxStreams, MaxQueries int
 	// Restores tells the service that a restore runs; nil: restores run
 	// without telling anyone.
@@ -128,6 +128,18 @@ func (a *API) Routes() []httpkit.Route {
 	}
 }
 
+// AdmitStream serves h for the requests that --max-streams admits among
+// the open streams, refusing the others (the streams of other packages'
+// routes count with the event streams), and answers 503 instead while the
+// shared storage backend is unreachable, as the event streams do.
+func (a *API) AdmitStream(h http.HandlerFunc) http.Handler {
+	return a.streams.admit(func(w http.ResponseWriter, r *http.Request) {
+		if !a.refuseUnreachable(w) {
+			h(w, r)
+		}
+	})
+}
+
 // Metrics count the API's requests and events.
 type Metrics struct {
 	writeRequests  *prometheus.CounterVec
@@ -153,7 +165,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		queries: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "eventstore_eventql_queries_total", Help: "run-eventql-query requests by outcome."}, []string{"result"}),
 		streams: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "eventstore_streams", Help: "Open read-events, observe-events, read-subjects and read-event-types streams (bounded by --max-streams)."}),
+			Name: "eventstore_streams", Help: "Open read-events, observe-events, read-subjects, read-event-types and verify-store streams (bounded by --max-streams)."}),
 		runningQueries: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "eventstore_eventql_queries_running", Help: "run-eventql-query requests running (bounded by --max-queries)."}),
 	}
@@ -188,9 +200,9 @@ func (a *API) refuseUnreachable(w http.ResponseWriter) bool {
 	return true
 }
 
-// readError translates a failed read into its answer (also the message of
+// ReadError translates a failed read into its answer (also the message of
 // a stream's error line) and logs what is not the backend being unreachable.
-func (a *API) readError(err error) *httpkit.Error {
+func (a *API) ReadError(err error) *httpkit.Error {
 	if errors.Is(err, store.ErrUnavailable) {
 		return errUnreachable
 	}

@@ -37,6 +37,9 @@ func (a *API) backupEvents(w http.ResponseWriter, r *http.Request) {
 		httpkit.WriteError(w, err)
 		return
 	}
+	if a.refuseUnreachable(w) {
+		return
+	}
 	view := a.store.View()
 	n := view.Count()
 	headHash := event.ZeroHash
@@ -46,7 +49,7 @@ func (a *API) backupEvents(w http.ResponseWriter, r *http.Request) {
 			headHash = it.Record().Hash()
 		}
 		if err := it.Close(); err != nil || headHash == event.ZeroHash {
-			httpkit.WriteError(w, a.readError(errors.Join(err, errors.New("the last event of the snapshot is missing"))))
+			httpkit.WriteError(w, a.ReadError(errors.Join(err, errors.New("the last event of the snapshot is missing"))))
 			return
 		}
 	}
@@ -59,15 +62,16 @@ func (a *API) backupEvents(w http.ResponseWriter, r *http.Request) {
 		var (
 			sc   jsonscan.Scanner
 			line []byte
+			err  error
 		)
 		if n > 0 {
 			it := view.Scan(store.Scan{From: 0, To: n - 1})
-			defer it.Close()
 			for it.Next() {
-				if line, err = backup.AppendEvent(line[:0], it.Record(), &sc); err != nil {
-					return err
+				if line, err = backup.AppendEvent(line[:0], it.Record(), &sc); err == nil {
+					err = put(it.Record().ID, line)
 				}
-				if err := put(it.Record().ID, line); err != nil {
+				if err != nil {
+					it.Close()
 					return err
 				}
 			}
@@ -85,7 +89,7 @@ func (a *API) backupEvents(w http.ResponseWriter, r *http.Request) {
 		return nil
 	}, false, nil)
 	if ended == nil && readErr != nil {
-		stream.Error(a.readError(readErr).Message)
+		stream.Error(a.ReadError(readErr).Message)
 	}
 }
 

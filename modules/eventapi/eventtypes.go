@@ -94,7 +94,7 @@ func appendEventType(dst []byte, et store.EventType) []byte {
 func (a *API) readEventTypes(w http.ResponseWriter, r *http.Request) {
 	types, err := a.store.EventTypes()
 	if err != nil {
-		httpkit.WriteError(w, a.readError(err))
+		httpkit.WriteError(w, a.ReadError(err))
 		return
 	}
 	stream := a.startStream(w, r)
@@ -131,7 +131,7 @@ func (a *API) readEventType(w http.ResponseWriter, r *http.Request) {
 	et, found, err := a.store.EventType(req.EventType)
 	switch {
 	case err != nil:
-		httpkit.WriteError(w, a.readError(err))
+		httpkit.WriteError(w, a.ReadError(err))
 		return
 	case !found:
 		httpkit.WriteError(w, httpkit.Errorf(http.StatusNotFound, "event type %s not found", event.Quote(req.EventType)))

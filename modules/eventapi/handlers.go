@@ -74,7 +74,7 @@ func (a *API) readEvents(w http.ResponseWriter, r *http.Request) {
 	}
 	it, err := a.store.Read(opts)
 	if err != nil {
-		httpkit.WriteError(w, a.readError(err))
+		httpkit.WriteError(w, a.ReadError(err))
 		return
 	}
 	stream := a.startStream(w, r)
@@ -89,15 +89,15 @@ func (a *API) readEvents(w http.ResponseWriter, r *http.Request) {
 // sent, unless nil, learns the id of every event written.
 func (a *API) streamEvents(s *lineStream, p *linePipe, it store.RecordIterator, sent func(id uint64)) (n int, ok bool) {
 	readErr, ended := s.pump(p, func(ctx context.Context, put putFunc) error {
-		defer it.Close()
 		var line []byte
 		for it.Next() {
 			line = a.appendEventLine(line[:0], it.Record())
 			if err := put(it.Record().ID, line); err != nil {
+				it.Close()
 				return err
 			}
 		}
-		return it.Close()
+		return it.Close() // once: a second Close may close an iterator Pebble has handed out again
 	}, false, func(id uint64) {
 		n++
 		if sent != nil {
@@ -108,7 +108,7 @@ func (a *API) streamEvents(s *lineStream, p *linePipe, it store.RecordIterator, 
 		return n, false
 	}
 	if readErr != nil {
-		s.Error(a.readError(readErr).Message)
+		s.Error(a.ReadError(readErr).Message)
 		return n, false
 	}
 	return n, true
@@ -148,6 +148,6 @@ func (a *API) readSubjects(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if err := it.Close(); err != nil {
-		stream.Error(a.readError(err).Message)
+		stream.Error(a.ReadError(err).Message)
 	}
 }

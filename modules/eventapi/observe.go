@@ -88,7 +88,7 @@ func (a *API) observeEvents(w http.ResponseWriter, r *http.Request) {
 	liveFrom := a.store.Durable() // events from here on count as live
 	o := observer{api: a, stream: stream, opts: opts, liveFrom: liveFrom, pipe: newLinePipe()}
 	if err := o.start(); err != nil {
-		stream.Error(a.readError(err).Message)
+		stream.Error(a.ReadError(err).Message)
 		return
 	}
 	o.follow()
@@ -140,7 +140,7 @@ func (o *observer) follow() {
 		if o.position < durable {
 			ok, err := o.catchUp(durable)
 			if err != nil {
-				o.stream.Error(o.api.readError(err).Message)
+				o.stream.Error(o.api.ReadError(err).Message)
 				return
 			}
 			if !ok {

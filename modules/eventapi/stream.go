@@ -68,6 +68,38 @@ func (s *lineStream) line(lineType string, payload []byte) error {
 // heartbeat sends a heartbeat line.
 func (s *lineStream) heartbeat() error { return s.line("heartbeat", []byte("{}")) }
 
+// LineStream is the NDJSON answer of a route of another package (the
+// operations endpoints), written as the event streams are: every line goes
+// through the checks for the client leaving and the service stopping.
+type LineStream struct {
+	stream *lineStream
+}
+
+// StartLineStream sends the status and headers of the NDJSON answer to r.
+// The handler must call End when it is done with the stream.
+func (a *API) StartLineStream(w http.ResponseWriter, r *http.Request) *LineStream {
+	return &LineStream{stream: a.startStream(w, r)}
+}
+
+// Produce runs produce in a goroutine of its own and writes every complete
+// line (ending in a newline) it puts, and a heartbeat line after each idle
+// HeartbeatInterval. It returns once produce has returned: ended is nil
+// when every line was written, then produced is what produce returned;
+// otherwise ended tells why the stream stopped early (the client left, or
+// the service stops and the final error line is written) and produce's
+// context was cancelled.
+func (l *LineStream) Produce(produce func(ctx context.Context, put func(line []byte) error) error) (produced, ended error) {
+	return l.stream.pump(newLinePipe(), func(ctx context.Context, put putFunc) error {
+		return produce(ctx, func(line []byte) error { return put(0, line) })
+	}, true, nil)
+}
+
+// Error writes the final error line of the stream.
+func (l *LineStream) Error(message string) { l.stream.Error(message) }
+
+// End releases the stream.
+func (l *LineStream) End() { l.stream.end() }
+
 // putFunc hands one complete line with a tag (an event id, or 0) to the
 // goroutine that writes the stream; the line may be reused once it returns.
 type putFunc func(tag uint64, line []byte) error

@@ -317,15 +317,9 @@ func AppendFloat(out []byte, f float64) []byte {
 func (c *Scanner) string() (string, error) {
 	start := c.pos + 1
 	// Fast path: no escapes and only ASCII up to the closing quote.
-	for i := start; i < len(c.in); i++ {
-		ch := c.in[i]
-		if ch == '"' {
-			c.pos = i + 1
-			return string(c.in[start:i]), nil
-		}
-		if ch < 0x20 || ch == '\\' || ch >= utf8.RuneSelf {
-			break
-		}
+	if i := plainEnd(c.in, start); i < len(c.in) && c.in[i] == '"' {
+		c.pos = i + 1
+		return string(c.in[start:i]), nil
 	}
 	buf, err := c.decodeString(nil)
 	return string(buf), err

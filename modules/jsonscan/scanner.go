@@ -3,7 +3,6 @@ package jsonscan
 import (
 	"bytes"
 	"strings"
-	"unicode/utf8"
 )
 
 // Scanner reads one JSON document from a byte slice. Its methods consume
@@ -94,18 +93,8 @@ func (c *Scanner) ObjectBytes(member func(key []byte) error) error {
 		if err := member(key); err != nil {
 			return err
 		}
-		c.space()
-		if c.pos >= len(c.in) {
-			return c.syntaxError("inside an object")
-		}
-		switch c.in[c.pos] {
-		case ',':
-			c.pos++
-		case '}':
-			c.pos++
-			return nil
-		default:
-			return c.syntaxError("after object value")
+		if done, err := c.afterElement('}', "inside an object", "after object value"); done || err != nil {
+			return err
 		}
 	}
 }
@@ -141,18 +130,8 @@ func (c *Scanner) Array(element func() error) error {
 		if err := element(); err != nil {
 			return err
 		}
-		c.space()
-		if c.pos >= len(c.in) {
-			return c.syntaxError("inside an array")
-		}
-		switch c.in[c.pos] {
-		case ',':
-			c.pos++
-		case ']':
-			c.pos++
-			return nil
-		default:
-			return c.syntaxError("after array element")
+		if done, err := c.afterElement(']', "inside an array", "after array element"); done || err != nil {
+			return err
 		}
 	}
 }
@@ -185,19 +164,24 @@ func (c *Scanner) StringBytes() ([]byte, error) {
 // input when it has no escapes or non-ASCII bytes, else decoded into *buf.
 func (c *Scanner) stringBytes(buf *[]byte) ([]byte, error) {
 	start := c.pos + 1
-	for i := start; i < len(c.in); i++ {
-		ch := c.in[i]
-		if ch == '"' {
-			c.pos = i + 1
-			return c.in[start:i], nil
-		}
-		if ch < 0x20 || ch == '\\' || ch >= utf8.RuneSelf {
-			break
-		}
+	if i := plainEnd(c.in, start); i < len(c.in) && c.in[i] == '"' {
+		c.pos = i + 1
+		return c.in[start:i], nil
 	}
 	decoded, err := c.decodeString((*buf)[:0])
 	*buf = decoded
 	return decoded, err
+}
+
+// AppendDecoded reads a string and appends it, decoded as String decodes
+// it, to dst: several strings can be kept in one buffer without a copy
+// each. Any other value is a *TypeError.
+func (c *Scanner) AppendDecoded(dst []byte) ([]byte, error) {
+	if err := c.expect(KindString, "string"); err != nil {
+		return dst, err
+	}
+	decoded, err := c.stringBytes(&c.text)
+	return append(dst, decoded...), err
 }
 
 // Bool reads a boolean; null reads as false. Any other value is a *TypeError.
@@ -293,9 +277,9 @@ func (c *Scanner) skip(depth int) error {
 	}
 	switch c.Peek() {
 	case KindObject:
-		return c.Object(func(string) error { return c.skip(depth + 1) })
+		return c.skipObject(depth)
 	case KindArray:
-		return c.Array(func() error { return c.skip(depth + 1) })
+		return c.skipArray(depth)
 	case KindString:
 		return c.skipString()
 	case KindNumber:
@@ -311,10 +295,68 @@ func (c *Scanner) skip(depth int) error {
 	return c.syntaxError("where a value was expected")
 }
 
+// skipObject is ObjectBytes skipping every value, without a call through
+// a function value per member.
+func (c *Scanner) skipObject(depth int) error {
+	c.pos++
+	if c.next('}') {
+		return nil
+	}
+	for {
+		if _, err := c.memberKey(); err != nil {
+			return err
+		}
+		if err := c.skip(depth + 1); err != nil {
+			return err
+		}
+		if done, err := c.afterElement('}', "inside an object", "after object value"); done || err != nil {
+			return err
+		}
+	}
+}
+
+// skipArray is Array skipping every element.
+func (c *Scanner) skipArray(depth int) error {
+	c.pos++
+	if c.next(']') {
+		return nil
+	}
+	for {
+		if err := c.skip(depth + 1); err != nil {
+			return err
+		}
+		if done, err := c.afterElement(']', "inside an array", "after array element"); done || err != nil {
+			return err
+		}
+	}
+}
+
+// afterElement consumes the comma after an element of an object or array,
+// or its closing byte (then done is true); where and after name the syntax
+// errors of the input ending or holding anything else.
+func (c *Scanner) afterElement(closing byte, where, after string) (done bool, err error) {
+	c.space()
+	if c.pos >= len(c.in) {
+		return false, c.syntaxError(where)
+	}
+	switch c.in[c.pos] {
+	case ',':
+		c.pos++
+		return false, nil
+	case closing:
+		c.pos++
+		return true, nil
+	}
+	return false, c.syntaxError(after)
+}
+
 // skipString checks a string's syntax without decoding it.
 func (c *Scanner) skipString() error {
 	c.pos++ // opening quote
 	for c.pos < len(c.in) {
+		if c.pos = plainEnd(c.in, c.pos); c.pos == len(c.in) {
+			break
+		}
 		switch ch := c.in[c.pos]; {
 		case ch == '"':
 			c.pos++

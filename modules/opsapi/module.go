@@ -10,5 +10,6 @@ var Module = fx.Module("opsapi",
 		NewDiagnostics,
 		fx.Annotate(NewReadOnlyRoute, fx.ResultTags(`group:"routes"`)),
 		fx.Annotate(NewDiagnosticsRoute, fx.ResultTags(`group:"routes"`)),
+		fx.Annotate(NewVerifyStoreRoute, fx.ResultTags(`group:"routes"`)),
 	),
 )

@@ -98,7 +98,7 @@ func TestGoldenDirectory(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	if n, err := store.Verify(context.Background(), pebblestore.NewVerifier(b)); err != nil || n != 28 {
+	if n, err := store.Verify(context.Background(), b, store.VerifyOptions{}); err != nil || n != 28 {
 		t.Fatalf("verify: %d events, %v", n, err)
 	}
 }

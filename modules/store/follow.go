@@ -80,7 +80,8 @@ func (s *Store) advance(written []Written) {
 	for _, w := range written {
 		s.latestIDs.put(w.Subject, w.Record.ID, true)
 	}
-	s.durable.Store(s.head.Count)
+	head := s.head
+	s.durable.Store(&head)
 	changed := make(chan struct{})
 	close(*s.changed.Swap(&changed))
 }

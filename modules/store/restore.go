@@ -235,9 +235,9 @@ func (s *Store) checkRestoredSchema(sw SchemaWritten, count uint64, line int) er
 		return nil
 	}
 	it := s.backend.Scan(Scan{Type: sw.Type, From: 0, To: count - 1})
-	defer it.Close()
 	for it.Next() {
 		if err := validateRecord(it.Record(), sch); err != nil {
+			it.Close()
 			var conflict *ExistingConflictError
 			if errors.As(err, &conflict) {
 				return &BackupError{Line: line, Detail: fmt.Sprintf("event %d does not match the schema of %s: %s", conflict.ID, sw.Type, conflict.Msg)}

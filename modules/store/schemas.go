@@ -161,13 +161,13 @@ func (s *Store) validateStored(eventType string, sch *schema.Schema, from, to ui
 		return nil
 	}
 	it := s.Scan(Scan{Type: eventType, From: from, To: to - 1})
-	defer it.Close()
 	for it.Next() {
 		if err := validateRecord(it.Record(), sch); err != nil {
+			it.Close()
 			return err
 		}
 	}
-	return it.Close()
+	return it.Close() // once: a second Close may close an iterator Pebble has handed out again
 }
 
 // validateRecord checks a stored event's data against sch.

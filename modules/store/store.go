@@ -12,7 +12,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/eventstore-service/eventstore/modules/event"
-	"github.com/eventstore-service/eventstore/modules/schema"
 )
 
 // Limits of the writer.
@@ -38,7 +37,7 @@ type Store struct {
 	stop    chan struct{}
 	stopped chan struct{}
 
-	durable atomic.Uint64                 // number of durable events
+	durable atomic.Pointer[Head]          // the durable head: ids below its Count are readable
 	changed atomic.Pointer[chan struct{}] // closed and replaced when durable advances
 	failure atomic.Pointer[FailureError]
 	// unreachable is set while a shared backend cannot be reached.
@@ -110,6 +109,7 @@ func New(open Opener, log *zap.Logger, rec Recorder) *Store {
 		latestIDs:       newLatestCache(DefaultLatestCacheSize),
 		schemas:         newRegistry(),
 	}
+	s.durable.Store(&Head{LastHash: event.ZeroHash})
 	changed := make(chan struct{})
 	s.changed.Store(&changed)
 	return s
@@ -171,22 +171,9 @@ func recordAt(b Backend, id uint64) (event.Record, error) {
 // loadSchemas compiles the stored schemas that the registry lacks into it
 // (a registration never changes); the version moves only when it added one.
 func (s *Store) loadSchemas(b Backend) error {
-	stored, err := b.Schemas()
+	types, compiled, err := storedSchemas(b, func(t string) bool { return s.schemas.get(t) != nil })
 	if err != nil {
-		return fmt.Errorf("read schemas: %w", err)
-	}
-	compiled := map[string]*schema.Schema{}
-	var types []string // the new ones, in registration order
-	for _, sw := range stored {
-		if s.schemas.get(sw.Type) != nil {
-			continue
-		}
-		sch, err := schema.Compile(sw.Raw)
-		if err != nil {
-			return corruption("stored schema of %s: %v", sw.Type, err)
-		}
-		compiled[sw.Type] = sch
-		types = append(types, sw.Type)
+		return err
 	}
 	if len(types) > 0 {
 		s.schemas.add(types, compiled)
@@ -229,7 +216,7 @@ func (s *Store) Start(context.Context) error {
 	}
 	s.backend, s.head = backend, head
 	s.shared = backend.Changes() != nil
-	s.durable.Store(head.Count)
+	s.durable.Store(&head)
 	go s.run()
 	return nil
 }
@@ -257,7 +244,11 @@ func (s *Store) Close(ctx context.Context) error {
 }
 
 // Durable returns the number of durable events: ids below it are readable.
-func (s *Store) Durable() uint64 { return s.durable.Load() }
+func (s *Store) Durable() uint64 { return s.durable.Load().Count }
+
+// DurableHead returns the durable head: the number of durable events and
+// the hash of the last one.
+func (s *Store) DurableHead() Head { return *s.durable.Load() }
 
 // Changed returns a channel that is closed when Durable next advances. Take
 // it before reading Durable so that no advance is missed.

@@ -9,86 +9,115 @@ import (
 	"github.com/eventstore-service/eventstore/modules/schema"
 )
 
-// IndexVerifier is implemented by backends that can check their indexes
-// during Verify: CheckEvent is called for every event in id order, Finish
-// once at the end.
+// IndexVerifier checks the indexes of a backend during one Verify.
+// CheckEvent is called for every verified event, in id order from 0, from
+// one goroutine; then, once every event and the head proved intact, Finish
+// is called once (not when the verification stopped earlier). The verified
+// events are exactly those CheckEvent was called for, ids 0 … count-1: an
+// index entry of a later id that the backend holds was committed after the
+// verification began (an online verification of a store being written)
+// and is left alone, while an entry of an id the backend holds no event
+// for is a problem. Problems are *CorruptionErrors.
 type IndexVerifier interface {
 	CheckEvent(id uint64, subject, eventType string) error
 	Finish() error
 }
 
-// Verify checks a whole store offline: ids contiguous from 0, every hash
+// IndexVerifiable is implemented by backends that can check their indexes.
+type IndexVerifiable interface {
+	// NewIndexVerifier returns the IndexVerifier of one verification.
+	NewIndexVerifier() IndexVerifier
+}
+
+// VerifyOptions shape a verification.
+type VerifyOptions struct {
+	// Head, unless nil, is the snapshot to verify: the events below
+	// Head.Count, the last of them hashing to Head.LastHash; events beyond it
+	// are left alone. Nil verifies the backend's head, and that no event
+	// lies beyond it.
+	Head *Head
+	// Progress, unless nil, learns the number of events checked so far,
+	// after every chunk of ids (see chunkIDs), from the calling goroutine.
+	Progress func(checked uint64)
+	// Workers is the number of goroutines that check events in parallel;
+	// 0 is GOMAXPROCS.
+	Workers int
+}
+
+// Verify checks a whole store: ids contiguous from 0, every hash
 // recomputed, every predecessor link, strictly increasing times, every event
-// of a type with a schema against it, the head, and the backend's indexes if
-// it implements IndexVerifier. It returns the
-// number of events and the first problem found as a *CorruptionError.
-func Verify(ctx context.Context, b Backend) (uint64, error) {
-	head, err := b.Head()
-	if err != nil {
-		return 0, err
-	}
-	stored, err := b.Schemas()
-	if err != nil {
-		return 0, err
-	}
-	schemas := make(map[string]*schema.Schema, len(stored))
-	for _, sw := range stored {
-		if schemas[sw.Type], err = schema.Compile(sw.Raw); err != nil {
-			return 0, corruption("stored schema of %s: %v", sw.Type, err)
-		}
-	}
-	it := b.Scan(Scan{Subject: "/", Recursive: true, From: 0, To: math.MaxUint64})
-	defer it.Close()
-	indexes, _ := b.(IndexVerifier)
-	var (
-		n        uint64
-		prevHash = event.ZeroHash
-		prevTime string
-	)
-	for it.Next() {
-		if n%4096 == 0 && ctx.Err() != nil {
-			return n, ctx.Err()
-		}
-		r := it.Record()
-		if r.ID != n {
-			return n, corruption("event %d is missing (next stored id is %d)", n, r.ID)
-		}
-		f, err := event.Decode(r)
+// of a type with a schema against it, the head, and the backend's indexes
+// if it is IndexVerifiable. It returns the number of events checked and the
+// first problem, that of the lowest id, as a *CorruptionError.
+//
+// Workers read and check chunks of events on their own (decoding,
+// hashing, schema), and the calling goroutine checks what joins them (ids,
+// links, times, indexes) in id order: memory stays within a few chunks
+// however large the store.
+func Verify(ctx context.Context, b Backend, opts VerifyOptions) (uint64, error) {
+	head, to := opts.Head, uint64(math.MaxUint64)
+	if head == nil {
+		h, err := b.Head()
 		if err != nil {
-			return n, corruption("event %d: %v", n, err)
+			return 0, err
 		}
-		if err := f.Verify(); err != nil {
-			return n, corruption("event %d: %v", n, err)
-		}
-		if f.PredecessorHash != prevHash {
-			return n, corruption("event %d links to %s, not to the hash %s of event %d", n, f.PredecessorHash, prevHash, int64(n)-1)
-		}
-		if f.Time <= prevTime { // same fixed-width format: string order is time order
-			return n, corruption("event %d has time %s, not after %s", n, f.Time, prevTime)
-		}
-		if sch := schemas[f.Type]; sch != nil {
-			if err := sch.Validate(f.Data); err != nil {
-				return n, corruption("event %d does not match the schema of %s: %v", n, f.Type, err)
-			}
-		}
-		if indexes != nil {
-			if err := indexes.CheckEvent(n, f.Subject, f.Type); err != nil {
-				return n, err
-			}
-		}
-		prevHash, prevTime = f.Hash, f.Time
-		n++
+		head = &h
+	} else if head.Count > 0 {
+		to = head.Count - 1
 	}
-	if err := it.Close(); err != nil {
-		return n, fmt.Errorf("read event %d: %w", n, err)
+	_, schemas, err := storedSchemas(b, nil)
+	if err != nil {
+		return 0, err
 	}
-	if head.Count != n || head.LastHash != prevHash {
-		return n, corruption("head says %d events ending in %s, the log has %d ending in %s", head.Count, head.LastHash, n, prevHash)
+	var indexes IndexVerifier
+	if v, ok := b.(IndexVerifiable); ok {
+		indexes = v.NewIndexVerifier()
+	}
+	chain := &chainCheck{indexes: indexes, progress: opts.Progress, prevHash: []byte(event.ZeroHash)}
+	if opts.Head == nil || head.Count > 0 {
+		if err := runPipeline(ctx, b, to, schemas, opts.Workers, chain); err != nil {
+			return chain.n, err
+		}
+	}
+	if n, last := chain.n, string(chain.prevHash); head.Count != n || head.LastHash != last {
+		return n, corruption("head says %d events ending in %s, the log has %d ending in %s", head.Count, head.LastHash, n, last)
 	}
 	if indexes != nil {
 		if err := indexes.Finish(); err != nil {
-			return n, err
+			return chain.n, err
 		}
 	}
-	return n, nil
+	return chain.n, nil
+}
+
+// storedSchemas compiles the schemas stored in b but those known reports
+// (nil: none), by event type, and returns their types in registration
+// order.
+func storedSchemas(b Backend, known func(eventType string) bool) ([]string, map[string]*schema.Schema, error) {
+	stored, err := b.Schemas()
+	if err != nil {
+		return nil, nil, fmt.Errorf("read schemas: %w", err)
+	}
+	var types []string
+	schemas := make(map[string]*schema.Schema, len(stored))
+	for _, sw := range stored {
+		if known != nil && known(sw.Type) {
+			continue
+		}
+		if schemas[sw.Type], err = schema.Compile(sw.Raw); err != nil {
+			return nil, nil, corruption("stored schema of %s: %v", sw.Type, err)
+		}
+		types = append(types, sw.Type)
+	}
+	return types, schemas, nil
+}
+
+// Verify checks the durable snapshot of the store at the call, as Verify
+// does, while the store goes on serving and writing: the events below the
+// durable head, ending in its hash, and the indexes as far as they hold
+// them. It returns the snapshot's head and the number of events checked.
+func (s *Store) Verify(ctx context.Context, progress func(checked uint64)) (Head, uint64, error) {
+	head := s.DurableHead()
+	n, err := Verify(ctx, s.backend, VerifyOptions{Head: &head, Progress: progress})
+	return head, n, err
 }

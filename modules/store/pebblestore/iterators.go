@@ -132,7 +132,7 @@ func (l *logIterator) Next() bool {
 }
 
 func (l *logIterator) Record() event.Record { return l.record }
-func (l *logIterator) Close() error         { return l.it.Close() }
+func (l *logIterator) Close() error         { return closeIterator(&l.it) }
 
 // indexIterator walks the ids from..to of the postings of one prefix.
 type indexIterator struct {
@@ -211,10 +211,19 @@ func (x *indexIterator) nextPosting() bool {
 func (x *indexIterator) id() uint64 { return x.current }
 
 func (x *indexIterator) close() error {
-	if x.it == nil {
-		return x.err
+	return errors.Join(x.err, closeIterator(&x.it))
+}
+
+// closeIterator closes *it once and forgets it: Pebble pools closed
+// iterators, so a second Close could close one handed out since. Every
+// Close of this package's iterators may therefore be called again.
+func closeIterator(it **pebble.Iterator) error {
+	if *it == nil {
+		return nil
 	}
-	return errors.Join(x.err, x.it.Close())
+	err := (*it).Close()
+	*it = nil
+	return err
 }
 
 func closeAll(ids []*indexIterator) error {
@@ -361,8 +370,5 @@ func (d *distinctIterator) Next() bool {
 func (d *distinctIterator) Value() string { return d.decode(d.current) }
 
 func (d *distinctIterator) Close() error {
-	if d.it == nil {
-		return d.err
-	}
-	return errors.Join(d.err, d.it.Close())
+	return errors.Join(d.err, closeIterator(&d.it))
 }

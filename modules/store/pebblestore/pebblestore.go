@@ -101,7 +101,12 @@ func (b *Backend) Close() error {
 
 // Head returns the committed head.
 func (b *Backend) Head() (store.Head, error) {
-	value, closer, err := b.db.Get(headKey)
+	return readHead(b.db)
+}
+
+// readHead reads the head from r: the database or a snapshot of it.
+func readHead(r pebble.Reader) (store.Head, error) {
+	value, closer, err := r.Get(headKey)
 	if errors.Is(err, pebble.ErrNotFound) {
 		return store.Head{LastHash: event.ZeroHash}, nil
 	}
@@ -117,7 +122,7 @@ func (b *Backend) Head() (store.Head, error) {
 		LastHash: hex.EncodeToString(value[8:40]),
 		LastTime: time.Unix(0, int64(binary.BigEndian.Uint64(value[40:]))).UTC(),
 	}
-	_, restoring, err := b.db.Get(restoringKey)
+	_, restoring, err := r.Get(restoringKey)
 	switch {
 	case err == nil:
 		head.Restoring = true

@@ -13,17 +13,28 @@ import (
 	"github.com/eventstore-service/eventstore/modules/store"
 )
 
-// filledDir writes events on a few subjects into a new store and returns its directory.
+// filledDir writes 20 events on a few subjects into a new store, one per
+// commit, and returns its directory.
 func filledDir(t *testing.T) string {
+	t.Helper()
+	return writtenDir(t, 20, 1)
+}
+
+// writtenDir writes n events on subjects /a/<i mod 3>/b into a new store,
+// batch per request, and returns its directory.
+func writtenDir(t *testing.T, n, batch int) string {
 	t.Helper()
 	dir := t.TempDir()
 	s := store.New(func() (store.Backend, error) { return Open(dir, zap.NewNop(), Options{}) }, zap.NewNop(), nil)
 	if err := s.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	for i := 0; i < 20; i++ {
-		c := event.Candidate{Source: "https://x", Subject: fmt.Sprintf("/a/%d/b", i%3), Type: "io.example.thing", Data: []byte(fmt.Sprintf(`{"i":%d}`, i))}
-		if _, err := s.Write(context.Background(), []event.Candidate{c}, nil); err != nil {
+	for i := 0; i < n; i += batch {
+		var cs []event.Candidate
+		for j := i; j < min(i+batch, n); j++ {
+			cs = append(cs, event.Candidate{Source: "https://x", Subject: fmt.Sprintf("/a/%d/b", j%3), Type: "io.example.thing", Data: []byte(fmt.Sprintf(`{"i":%d}`, j))})
+		}
+		if _, err := s.Write(context.Background(), cs, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -33,14 +44,15 @@ func filledDir(t *testing.T) string {
 	return dir
 }
 
-func verify(t *testing.T, dir string) (uint64, error) {
+// verifyWith verifies the store in dir, opened read-only, with opts.
+func verifyWith(t *testing.T, dir string, opts store.VerifyOptions) (uint64, error) {
 	t.Helper()
 	b, err := Open(dir, zap.NewNop(), Options{ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	return store.Verify(context.Background(), NewVerifier(b))
+	return store.Verify(context.Background(), b, opts)
 }
 
 // tamper changes the raw Pebble store in dir.
@@ -57,15 +69,11 @@ func tamper(t *testing.T, dir string, change func(b *Backend)) {
 }
 
 func TestVerify(t *testing.T) {
-	if n, err := verify(t, filledDir(t)); err != nil || n != 20 {
+	if n, err := verifyWith(t, filledDir(t), store.VerifyOptions{}); err != nil || n != 20 {
 		t.Fatalf("intact store: %d events, %v", n, err)
 	}
 
-	cases := []struct {
-		name   string
-		change func(t *testing.T, b *Backend)
-		want   string
-	}{
+	checkDamages(t, filledDir, []damage{
 		{"changed data", func(t *testing.T, b *Backend) {
 			r, _, _ := b.Record(7)
 			changed := strings.Replace(string(r.JSON), `"i":7`, `"i":8`, 1)
@@ -94,15 +102,31 @@ func TestVerify(t *testing.T) {
 			value, _ := encodeHead(h)
 			must(t, b.db.Set(headKey, value, nil))
 		}, "head says 21 events"},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			dir := filledDir(t)
-			tamper(t, dir, func(b *Backend) { tc.change(t, b) })
-			_, err := verify(t, dir)
-			var corrupt *store.CorruptionError
-			if !errors.As(err, &corrupt) || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("got %v, want a corruption containing %q", err, tc.want)
+	}, store.VerifyOptions{})
+}
+
+// damage is a change to a stopped store and the problem Verify must name
+// first.
+type damage struct {
+	name   string
+	change func(t *testing.T, b *Backend)
+	want   string
+}
+
+// checkDamages makes each damage to a new store that fill writes, and
+// checks that Verify names it with each of opts.
+func checkDamages(t *testing.T, fill func(t *testing.T) string, damages []damage, opts ...store.VerifyOptions) {
+	t.Helper()
+	for _, d := range damages {
+		t.Run(d.name, func(t *testing.T) {
+			dir := fill(t)
+			tamper(t, dir, func(b *Backend) { d.change(t, b) })
+			for _, o := range opts {
+				_, err := verifyWith(t, dir, o)
+				var corrupt *store.CorruptionError
+				if !errors.As(err, &corrupt) || !strings.Contains(err.Error(), d.want) {
+					t.Fatalf("%d workers: got %v, want a corruption containing %q", o.Workers, err, d.want)
+				}
 			}
 		})
 	}
@@ -112,5 +136,96 @@ func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// changeData changes the data of event id so that its hash no longer matches.
+func changeData(t *testing.T, b *Backend, id uint64) {
+	t.Helper()
+	r, _, _ := b.Record(id)
+	changed := strings.Replace(string(r.JSON), fmt.Sprintf(`"i":%d`, id), `"i":-1`, 1)
+	must(t, b.db.Set(eventKey(nil, id), []byte(changed), nil))
+}
+
+// TestVerifyInChunks runs Verify on a store of several chunks with more
+// workers than cores: damage in later chunks, which workers may well check
+// first, never hides the problem of a lower id, and an event missing at the
+// end of a chunk, or after the last one, is found as in a single scan.
+func TestVerifyInChunks(t *testing.T) {
+	const n = 5000
+	intact := writtenDir(t, n, 500)
+	if got, err := verifyWith(t, intact, store.VerifyOptions{Workers: 8}); err != nil || got != n {
+		t.Fatalf("intact store: %d events, %v", got, err)
+	}
+	checkDamages(t, func(t *testing.T) string { return writtenDir(t, n, 500) }, []damage{
+		{"damage in three chunks", func(t *testing.T, b *Backend) {
+			changeData(t, b, 4900)
+			changeData(t, b, 3000)
+			changeData(t, b, 1500)
+		}, "event 1500: stored hash"},
+		{"missing at the end of a chunk", func(t *testing.T, b *Backend) {
+			must(t, b.db.Delete(eventKey(nil, 2047), nil))
+			changeData(t, b, 2500)
+		}, "event 2047 is missing (next stored id is 2048)"},
+		{"missing chunk", func(t *testing.T, b *Backend) {
+			must(t, b.db.DeleteRange(eventKey(nil, 1024), eventKey(nil, 2048), nil))
+		}, "event 1024 is missing (next stored id is 2048)"},
+		{"stray event far beyond the log", func(t *testing.T, b *Backend) {
+			r, _, _ := b.Record(n - 1)
+			must(t, b.db.Set(eventKey(nil, 1<<40), r.JSON, nil))
+		}, fmt.Sprintf("event %d is missing (next stored id is %d)", n, uint64(1<<40))},
+		{"last events missing", func(t *testing.T, b *Backend) {
+			must(t, b.db.DeleteRange(eventKey(nil, n-10), eventKey(nil, n), nil))
+		}, fmt.Sprintf("head says %d events", n)},
+	}, store.VerifyOptions{Workers: 1}, store.VerifyOptions{Workers: 3}, store.VerifyOptions{Workers: 8})
+}
+
+// TestVerifySnapshot verifies the first events of a store as a snapshot of
+// it, as an online verification does: the events and index entries beyond
+// the snapshot are left alone, an index entry beyond the log is not.
+func TestVerifySnapshot(t *testing.T) {
+	dir := filledDir(t)
+	var head store.Head
+	tamper(t, dir, func(b *Backend) {
+		r, _, _ := b.Record(9)
+		head = store.Head{Count: 10, LastHash: r.Hash()}
+	})
+	var progress []uint64
+	n, err := verifyWith(t, dir, store.VerifyOptions{Head: &head, Progress: func(checked uint64) { progress = append(progress, checked) }})
+	if err != nil || n != 10 {
+		t.Fatalf("snapshot of 10 events: %d events, %v", n, err)
+	}
+	if len(progress) == 0 || progress[len(progress)-1] != 10 {
+		t.Fatalf("progress %v, want it to end at 10", progress)
+	}
+	wrong := store.Head{Count: 10, LastHash: event.ZeroHash}
+	if _, err := verifyWith(t, dir, store.VerifyOptions{Head: &wrong}); err == nil || !strings.Contains(err.Error(), "head says 10 events ending in "+event.ZeroHash) {
+		t.Fatalf("snapshot with a wrong head hash: %v", err)
+	}
+	empty := store.Head{LastHash: event.ZeroHash}
+	if n, err := verifyWith(t, dir, store.VerifyOptions{Head: &empty}); err != nil || n != 0 {
+		t.Fatalf("empty snapshot: %d events, %v", n, err)
+	}
+
+	tamper(t, dir, func(b *Backend) {
+		must(t, b.db.Set(appendID(typePrefix(nil, "io.example.ghost"), 20), nil, nil))
+	})
+	if _, err := verifyWith(t, dir, store.VerifyOptions{Head: &head}); err == nil || !strings.Contains(err.Error(), "lists event 20 beyond the log") {
+		t.Fatalf("snapshot with an index entry beyond the log: %v", err)
+	}
+}
+
+// TestVerifyStops: a cancelled verification ends with the context's error.
+func TestVerifyStops(t *testing.T) {
+	dir := writtenDir(t, 3000, 500)
+	b, err := Open(dir, zap.NewNop(), Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	n, err := store.Verify(ctx, b, store.VerifyOptions{Progress: func(uint64) { cancel() }})
+	if !errors.Is(err, context.Canceled) || n >= 3000 {
+		t.Fatalf("cancelled verification: %d events, %v", n, err)
 	}
 }

@@ -28,7 +28,7 @@ type Options struct {
 	// transaction and its reads); 16 when 0.
 	MaxConnections int
 	// Snapshot opens the backend for reading only, every read in one
-	// repeatable-read snapshot on one connection, one caller at a time:
+	// repeatable-read snapshot on one connection, its statements taken in turn:
 	// offline verification while other nodes go on writing. It migrates
 	// nothing and follows no commits.
 	Snapshot bool
@@ -98,7 +98,7 @@ func Open(ctx context.Context, url string, log *zap.Logger, opts Options) (*Back
 	b.serviceID, err = migrate(ctx, pool, opts.Snapshot)
 	if err == nil && opts.Snapshot {
 		b.snapshot, err = pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
-		b.q = b.snapshot
+		b.q = &serialTx{tx: b.snapshot}
 	}
 	if err != nil {
 		pool.Close()

@@ -21,7 +21,13 @@ type Verifier struct {
 	columns *recordPages // id, subject 0x00 type of every event
 }
 
-var _ store.IndexVerifier = (*Verifier)(nil)
+var (
+	_ store.IndexVerifier   = (*Verifier)(nil)
+	_ store.IndexVerifiable = (*Backend)(nil)
+)
+
+// NewIndexVerifier returns the IndexVerifier of one store.Verify.
+func (b *Backend) NewIndexVerifier() store.IndexVerifier { return NewVerifier(b) }
 
 // NewVerifier returns a Verifier over b, to pass to store.Verify.
 func NewVerifier(b *Backend) *Verifier {

@@ -67,13 +67,7 @@ func Start(t testing.TB, open store.Opener) *store.Store {
 	return s
 }
 
-// Verify runs store.Verify on b with the index checks of its kind.
+// Verify runs store.Verify on the whole of b.
 func Verify(ctx context.Context, b store.Backend) (uint64, error) {
-	switch b := b.(type) {
-	case *pebblestore.Backend:
-		return store.Verify(ctx, pebblestore.NewVerifier(b))
-	case *pgstore.Backend:
-		return store.Verify(ctx, pgstore.NewVerifier(b))
-	}
-	return store.Verify(ctx, b)
+	return store.Verify(ctx, b, store.VerifyOptions{})
 }
