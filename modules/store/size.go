@@ -38,12 +38,34 @@ func (s *Store) Size() (int64, error) {
 func (s *Store) Writable() bool {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.backend != nil && !s.closed && s.failure.Load() == nil && !s.unreachable.Load()
+	return s.backend != nil && !s.closed && s.failure.Load() == nil && !s.unreachableLocked()
 }
 
 // Unreachable reports whether the last attempt to reach a shared backend
-// failed; the store tries again with every write and every poll.
-func (s *Store) Unreachable() bool { return s.unreachable.Load() }
+// failed, or the backend is waiting for it to come back (looking up the
+// outcome of a commit the connection broke in); the store tries again with
+// every write and every poll.
+func (s *Store) Unreachable() bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.unreachableLocked()
+}
+
+func (s *Store) unreachableLocked() bool {
+	if s.unreachable.Load() {
+		return true
+	}
+	w, ok := s.backend.(Waiter)
+	return ok && w.Waiting()
+}
+
+// Waiter is implemented by backends that can be waiting for their
+// database to come back in the middle of a call, so that the store tells
+// of it meanwhile.
+type Waiter interface {
+	// Waiting reports whether a call is waiting for the database.
+	Waiting() bool
+}
 
 // Describer is implemented by backends that describe themselves for
 // diagnostics.

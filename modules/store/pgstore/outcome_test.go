@@ -129,7 +129,7 @@ func TestSessionsAndCommitOutcomes(t *testing.T) {
 	// it twice.
 	t.Run("outcome unknown", func(t *testing.T) {
 		b, s, _ := open(t)
-		b.resolveTimeout = time.Second
+		b.resolveTimeout = 3 * time.Second
 		var once sync.Once
 		b.commitHook = func(phase string, conn *pgconn.PgConn) {
 			if phase != "sent" {
@@ -142,7 +142,21 @@ func TestSessionsAndCommitOutcomes(t *testing.T) {
 				conn.Conn().Close()
 			})
 		}
-		_, err := write(s, "/unknown")
+		written := make(chan error, 1)
+		go func() {
+			_, err := write(s, "/unknown")
+			written <- err
+		}()
+		// While the outcome is looked up, the store tells that the database
+		// is unreachable (health fails, reads answer 503).
+		deadline := time.Now().Add(b.resolveTimeout)
+		for !s.Unreachable() && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if !s.Unreachable() || s.Writable() {
+			t.Error("the store did not tell that the database is unreachable while it looked up the outcome")
+		}
+		err := <-written
 		if !errors.Is(err, store.ErrStorageFailure) || errors.Is(err, store.ErrUnavailable) {
 			t.Fatalf("a write whose outcome is unknown: %v, want the storage failure", err)
 		}

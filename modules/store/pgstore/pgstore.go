@@ -56,10 +56,18 @@ type Backend struct {
 
 	commitRetries atomic.Uint64
 	resolved      atomic.Uint64
+	waiting       atomic.Bool // while resolve looks up a commit's outcome
 	closeOnce     sync.Once
 }
 
-var _ store.Backend = (*Backend)(nil)
+var (
+	_ store.Backend = (*Backend)(nil)
+	_ store.Waiter  = (*Backend)(nil)
+)
+
+// Waiting reports whether the writer's commit is waiting for the database
+// to look up its outcome (the connection broke during the commit).
+func (b *Backend) Waiting() bool { return b.waiting.Load() }
 
 // querier runs statements: the pool, or one transaction.
 type querier interface {

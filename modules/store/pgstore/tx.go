@@ -209,6 +209,8 @@ type marker struct {
 // resolveTimeout, the outcome stays unknown and the error stops the store.
 func (b *Backend) resolve(m marker, cause error) error {
 	b.resolved.Add(1)
+	b.waiting.Store(true)
+	defer b.waiting.Store(false)
 	deadline := time.Now().Add(b.resolveTimeout)
 	for wait := resolveWait; ; wait = min(2*wait, resolveMaxWait) {
 		committed, err := b.committed(m)
