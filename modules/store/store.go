@@ -329,6 +329,11 @@ func (s *Store) enqueue(ctx context.Context, w *writeRequest) error {
 	if s.closed {
 		return ErrClosed
 	}
+	if b, ok := s.backend.(Waiter); ok && b.Waiting() {
+		// The writer waits for the database to come back; a write queued
+		// now would wait as long. Nothing is stored: the client may retry.
+		return fmt.Errorf("%w: waiting for the database to look up the outcome of a commit", ErrUnavailable)
+	}
 	w.enqueued = time.Now()
 	select {
 	case s.queue <- w:

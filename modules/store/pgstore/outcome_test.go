@@ -156,6 +156,9 @@ func TestSessionsAndCommitOutcomes(t *testing.T) {
 		if !s.Unreachable() || s.Writable() {
 			t.Error("the store did not tell that the database is unreachable while it looked up the outcome")
 		}
+		if _, err := write(s, "/meanwhile"); !errors.Is(err, store.ErrUnavailable) {
+			t.Errorf("a write while the outcome is looked up: %v, want it refused at once as unavailable", err)
+		}
 		err := <-written
 		if !errors.Is(err, store.ErrStorageFailure) || errors.Is(err, store.ErrUnavailable) {
 			t.Fatalf("a write whose outcome is unknown: %v, want the storage failure", err)
