@@ -24,15 +24,23 @@ func benchAPI(b *testing.B) *API {
 
 const benchEvent = `{"source":"https://bench.eventstore.example","subject":"/bench/api/1","type":"io.eventstore.bench.recorded","data":{"amount":1,"currency":"EUR","customer":"c-000001","note":"an ordinary event of a few hundred bytes","items":[{"sku":"a-1","qty":1},{"sku":"b-2","qty":3}]}}`
 
-// BenchmarkDecodeWrite measures decoding and validating a one-event body.
+// BenchmarkDecodeWrite measures decoding and validating a one-event body,
+// without and with an isSubjectOnEventId precondition.
 func BenchmarkDecodeWrite(b *testing.B) {
-	body := []byte(`{"events":[` + benchEvent + `]}`)
-	sc := jsonscan.New(nil)
-	b.ReportAllocs()
-	for i := 0; i < b.N; i++ {
-		if _, _, err := decodeWrite(sc, body, 1<<20, testCondition); err != nil {
-			b.Fatal(err)
-		}
+	for _, bc := range []struct{ name, body string }{
+		{"plain", `{"events":[` + benchEvent + `]}`},
+		{"precondition", `{"events":[` + benchEvent + `],"preconditions":[{"type":"isSubjectOnEventId","payload":{"subject":"/bench/api/1","eventId":"1234567"}}]}`},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			body := []byte(bc.body)
+			sc := jsonscan.New(nil)
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, _, err := decodeWrite(sc, body, 1<<20, testCondition); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
 

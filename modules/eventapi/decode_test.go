@@ -72,6 +72,14 @@ func TestDecodeWriteErrors(t *testing.T) {
 		{"eventql empty", `{"events":[` + validEvent + `],"preconditions":[{"type":"isEventQlQueryTrue","payload":{"query":" // nothing"}}]}`, "invalid precondition: empty query"},
 		{"eventql missing", `{"events":[` + validEvent + `],"preconditions":[{"type":"isEventQlQueryTrue","payload":{}}]}`, "invalid precondition: empty query"},
 		{"eventql not a string", `{"events":[` + validEvent + `],"preconditions":[{"type":"isEventQlQueryTrue","payload":{"query":1}}]}`, "invalid precondition: malformed payload: field 'query' must be a string"},
+		{"preconditions not an array", `{"events":[` + validEvent + `],"preconditions":{"type":"isSubjectPristine"}}`, "invalid request: malformed JSON: preconditions must be a JSON array"},
+		{"precondition not an object", `{"events":[` + validEvent + `],"preconditions":[1]}`, "invalid request: malformed JSON: preconditions must be a JSON object"},
+		{"precondition type not a string", `{"events":[` + validEvent + `],"preconditions":[{"type":1,"payload":{}}]}`, "invalid request: malformed JSON: field 'type' must be a string"},
+		{"malformed second before bad first", `{"events":[` + validEvent + `],"preconditions":[{"type":"isSubjectHappy"},{"type":true}]}`, "invalid request: malformed JSON: field 'type' must be a string"},
+		{"null precondition", `{"events":[` + validEvent + `],"preconditions":[null]}`, "invalid precondition: unknown type ''"},
+		{"payload not an object", `{"events":[` + validEvent + `],"preconditions":[{"type":"isSubjectPristine","payload":"/a"}]}`, "invalid precondition: malformed payload: payload must be a JSON object"},
+		{"subject not a string", `{"events":[` + validEvent + `],"preconditions":[{"type":"isSubjectPristine","payload":{"subject":["/a"]}}]}`, "invalid precondition: malformed payload: field 'subject' must be a string"},
+		{"null subject", `{"events":[` + validEvent + `],"preconditions":[{"type":"isSubjectPristine","payload":{"subject":null}}]}`, "invalid precondition: invalid subject: ''"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -84,7 +92,7 @@ func TestDecodeWriteErrors(t *testing.T) {
 func TestDecodeWrite(t *testing.T) {
 	body := `{"EVENTS":[{"source":"https://x","subject":"/a","type":"io.example.thing","data":{"b":1.50,"a":"<"},"traceParent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01","traceState":"k=v","extra":1},
 		{"source":"https://x","subject":"/b","type":"io.example.thing","data":{},"traceparent":null,"tracestate":""}],
-		"preconditions":[{"type":"isSubjectPristine","payload":{"subject":"/a"}},{"type":"isSubjectOnEventId","payload":{"subject":"/b","eventId":"12"}},
+		"preconditions":[{"Type":"isSubjectPristine","extra":[1],"payload":{"Subject":"/a","other":{}}},{"payload":{"subject":"/b","eventID":"12"},"type":"isSubjectOnEventId"},
 		{"type":"isEventQlQueryTrue","payload":{"query":"FROM e IN events PROJECT INTO COUNT() == 0"}}]}`
 	candidates, preconditions, err := DecodeWrite([]byte(body), 1<<20, testCondition)
 	if err != nil {

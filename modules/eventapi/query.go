@@ -28,12 +28,12 @@ const (
 // missing query is the empty query.
 func DecodeQuery(body []byte) (*eventql.Program, error) {
 	var req struct {
-		Query *string `json:"query"`
+		Query string `json:"query"` // null as absent
 	}
 	if err := httpkit.DecodeJSON(body, &req); err != nil {
 		return nil, err
 	}
-	program, err := eventql.Compile(deref(req.Query))
+	program, err := eventql.Compile(req.Query)
 	if err != nil {
 		return nil, badRequest("invalid query: %s", err)
 	}

@@ -2,8 +2,8 @@ package eventapi
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 
@@ -26,15 +26,16 @@ type scannedCandidate struct {
 	traceParent, traceState    string
 }
 
+// wirePrecondition is a precondition as read: its type, and its payload
+// as written (read once the type is known).
 type wirePrecondition struct {
-	Type    string          `json:"type"`
-	Payload json.RawMessage `json:"payload"`
+	Type    string
+	Payload []byte
 }
 
+// preconditionPayload holds the members of a precondition's payload.
 type preconditionPayload struct {
-	Subject *string `json:"subject"`
-	EventID *string `json:"eventId"`
-	Query   *string `json:"query"`
+	Subject, EventID, Query string
 }
 
 // DecodeWrite turns a write-events body into validated candidates, with
@@ -72,7 +73,7 @@ func decodeWrite(sc *jsonscan.Scanner, body []byte, maxEventSize int64, conditio
 		s := &scanned[i]
 		candidates[i] = event.Candidate{Source: s.source, Subject: s.subject, Type: s.eventType, Data: s.data, TraceParent: s.traceParent, TraceState: s.traceState}
 	}
-	preconditions, err := decodePreconditions(rawPreconditions, condition)
+	preconditions, err := decodePreconditions(sc, rawPreconditions, condition)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -209,17 +210,51 @@ func validateCandidate(c *scannedCandidate, maxEventSize int64) error {
 	return nil
 }
 
-func decodePreconditions(raw []byte, condition ConditionFunc) ([]store.Precondition, error) {
-	if len(raw) == 0 || string(raw) == "null" || string(raw) == "[]" {
+// decodePreconditions reads the preconditions array as encoding/json
+// would into typed fields (keys matched case-insensitively, unknown keys
+// skipped, null as absent), with its errors: every element is read before
+// any is decided, so that a malformed one is reported first.
+func decodePreconditions(sc *jsonscan.Scanner, raw []byte, condition ConditionFunc) ([]store.Precondition, error) {
+	if len(raw) == 0 {
 		return nil, nil
 	}
+	sc.Reset(raw)
 	var wire []wirePrecondition
-	if err := json.Unmarshal(raw, &wire); err != nil {
-		return nil, badRequest("invalid request: malformed JSON: %s", httpkit.DescribeJSONError(err, "preconditions"))
+	err := func() error {
+		if null, err := sc.Null(); null || err != nil {
+			return err
+		}
+		if sc.Peek() != jsonscan.KindArray {
+			return errors.New("preconditions must be a JSON array")
+		}
+		return sc.Array(func() error {
+			var p wirePrecondition
+			defer func() { wire = append(wire, p) }()
+			if null, err := sc.Null(); null || err != nil {
+				return err
+			}
+			if sc.Peek() != jsonscan.KindObject {
+				return errors.New("preconditions must be a JSON object")
+			}
+			return sc.Object(func(key string) error {
+				switch {
+				case strings.EqualFold(key, "type"):
+					return stringMember(sc, key, &p.Type)
+				case strings.EqualFold(key, "payload"):
+					raw, err := sc.Raw()
+					p.Payload = raw
+					return err
+				}
+				return sc.Skip()
+			})
+		})
+	}()
+	if err != nil {
+		return nil, badRequest("invalid request: malformed JSON: %v", err)
 	}
 	preconditions := make([]store.Precondition, 0, len(wire))
 	for _, p := range wire {
-		pc, err := decodePrecondition(p, condition)
+		pc, err := decodePrecondition(sc, p, condition)
 		if err != nil {
 			return nil, err
 		}
@@ -228,39 +263,75 @@ func decodePreconditions(raw []byte, condition ConditionFunc) ([]store.Precondit
 	return preconditions, nil
 }
 
-func decodePrecondition(p wirePrecondition, condition ConditionFunc) (store.Precondition, error) {
-	kinds := map[string]store.PreconditionKind{
-		"isSubjectPristine":  store.SubjectPristine,
-		"isSubjectPopulated": store.SubjectPopulated,
-		"isSubjectOnEventId": store.SubjectOnEventID,
+// stringMember reads the string member key into dst; null leaves dst
+// empty, another value is an error naming the field.
+func stringMember(sc *jsonscan.Scanner, key string, dst *string) error {
+	s, _, err := sc.String()
+	var typeErr *jsonscan.TypeError
+	if errors.As(err, &typeErr) {
+		return fmt.Errorf("field %s must be a string", event.Quote(key))
 	}
-	kind, known := kinds[p.Type]
-	if !known && p.Type != "isEventQlQueryTrue" {
+	*dst = s
+	return err
+}
+
+// decodePayload reads a precondition's payload.
+func decodePayload(sc *jsonscan.Scanner, raw []byte) (preconditionPayload, error) {
+	var payload preconditionPayload
+	sc.Reset(raw)
+	if sc.Peek() != jsonscan.KindObject {
+		return payload, errors.New("payload must be a JSON object")
+	}
+	err := sc.Object(func(key string) error {
+		switch {
+		case strings.EqualFold(key, "subject"):
+			return stringMember(sc, key, &payload.Subject)
+		case strings.EqualFold(key, "eventId"):
+			return stringMember(sc, key, &payload.EventID)
+		case strings.EqualFold(key, "query"):
+			return stringMember(sc, key, &payload.Query)
+		}
+		return sc.Skip()
+	})
+	return payload, err
+}
+
+func decodePrecondition(sc *jsonscan.Scanner, p wirePrecondition, condition ConditionFunc) (store.Precondition, error) {
+	var kind store.PreconditionKind
+	switch p.Type {
+	case "isSubjectPristine":
+		kind = store.SubjectPristine
+	case "isSubjectPopulated":
+		kind = store.SubjectPopulated
+	case "isSubjectOnEventId":
+		kind = store.SubjectOnEventID
+	case "isEventQlQueryTrue":
+		kind = store.ConditionHolds
+	default:
 		return store.Precondition{}, badRequest("invalid precondition: unknown type %s", event.Quote(p.Type))
 	}
 	if len(p.Payload) == 0 || string(p.Payload) == "null" {
 		return store.Precondition{}, badRequest("invalid precondition: missing payload")
 	}
-	var payload preconditionPayload
-	if err := json.Unmarshal(p.Payload, &payload); err != nil {
-		return store.Precondition{}, badRequest("invalid precondition: malformed payload: %s", httpkit.DescribeJSONError(err, "payload"))
+	payload, err := decodePayload(sc, p.Payload)
+	if err != nil {
+		return store.Precondition{}, badRequest("invalid precondition: malformed payload: %v", err)
 	}
-	if p.Type == "isEventQlQueryTrue" {
-		program, err := eventql.Compile(deref(payload.Query))
+	if kind == store.ConditionHolds {
+		program, err := eventql.Compile(payload.Query)
 		if err != nil {
 			return store.Precondition{}, badRequest("invalid precondition: %s", err)
 		}
 		return store.Precondition{Kind: store.ConditionHolds, Condition: condition(program)}, nil
 	}
-	subject := deref(payload.Subject)
-	if !event.ValidSubject(subject) {
-		return store.Precondition{}, badRequest("invalid precondition: invalid subject: %s", event.Quote(subject))
+	if !event.ValidSubject(payload.Subject) {
+		return store.Precondition{}, badRequest("invalid precondition: invalid subject: %s", event.Quote(payload.Subject))
 	}
-	pc := store.Precondition{Kind: kind, Subject: subject}
+	pc := store.Precondition{Kind: kind, Subject: payload.Subject}
 	if kind == store.SubjectOnEventID {
-		id, ok := event.ParseID(deref(payload.EventID))
+		id, ok := event.ParseID(payload.EventID)
 		if !ok {
-			return store.Precondition{}, badRequest("invalid precondition: invalid event id: %s", event.Quote(deref(payload.EventID)))
+			return store.Precondition{}, badRequest("invalid precondition: invalid event id: %s", event.Quote(payload.EventID))
 		}
 		pc.EventID = id
 	}
@@ -273,13 +344,6 @@ func malformed(err error) *httpkit.Error {
 		return apiErr
 	}
 	return badRequest("invalid request: malformed JSON: %v", err)
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }
 
 func badRequest(format string, args ...any) *httpkit.Error {
