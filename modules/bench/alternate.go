@@ -26,7 +26,11 @@ func alternatingGroup(scenarios []string) []string {
 // runAlternating runs scenarios of the kind alternates says in
 // opts.Slices rounds of Duration/Slices each, one slice of every scenario
 // per round, so that a change of the machine's load hits them alike, then
-// records each as one scenario. With one slice they run back to back.
+// records each as one scenario. With one slice they run back to back. With
+// the baseline among them, a share of its slice runs before each of the
+// others, so that each starts after the same pause of the service (whose
+// flushes and compactions catch up meanwhile) instead of inheriting the
+// work the scenario before it left; their order turns from round to round.
 func (r *runner) runAlternating(scenarios []string) error {
 	var baseline *Server
 	if slices.Contains(scenarios, "baseline") {
@@ -39,15 +43,32 @@ func (r *runner) runAlternating(scenarios []string) error {
 			fmt.Fprintln(r.out, "baseline: served on this machine, not by the service at --url")
 		}
 	}
+	var served []int // the indexes of the scenarios other than the baseline
+	for i, scenario := range scenarios {
+		if scenario != "baseline" {
+			served = append(served, i)
+		}
+	}
 	rounds := max(1, r.opts.Slices)
 	slice := r.opts.Duration / time.Duration(rounds)
 	results := make([]Result, len(scenarios))
 	used := make([]*Usage, len(scenarios))
+	run := func(i int, d time.Duration) {
+		proc, load := r.loader(scenarios[i], baseline)
+		res, u := r.sample(proc, func() Result { return load(d) })
+		results[i], used[i] = results[i].merge(res), used[i].add(u)
+	}
 	for round := 0; round < rounds; round++ {
-		for i, scenario := range scenarios {
-			proc, load := r.loader(scenario, baseline)
-			res, u := r.sample(proc, func() Result { return load(slice) })
-			results[i], used[i] = results[i].merge(res), used[i].add(u)
+		if len(served) == 0 { // the baseline alone
+			run(0, slice)
+			continue
+		}
+		for k := range served {
+			i := served[(k+round)%len(served)]
+			if baseline != nil {
+				run(slices.Index(scenarios, "baseline"), slice/time.Duration(len(served)))
+			}
+			run(i, slice)
 		}
 	}
 	if rounds > 1 {
