@@ -75,7 +75,9 @@ func (t Target) Observe(ctx context.Context, observers, rate int, duration time.
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			resp, err := watch.post(ctx, newClient(1), "/api/v1/observe-events", body)
+			client := newClient(1)
+			client.Timeout = 0 // the stream lasts the scenario, which ctx ends; a minute cut the observers of longer runs
+			resp, err := watch.post(ctx, client, "/api/v1/observe-events", body)
 			if err != nil || resp.StatusCode != http.StatusOK {
 				opened <- fmt.Errorf("open observer: %v", err)
 				return
