@@ -121,3 +121,20 @@ eventstore_storage_writable 0
 		t.Fatal(err)
 	}
 }
+
+func TestPebbleMemoryWithinTheLimit(t *testing.T) {
+	for _, c := range []struct{ limit, cache, memtable int64 }{
+		{0, 128 << 20, 64 << 20},
+		{256 << 20, 64 << 20, 16 << 20},
+		{921 << 20, 128 << 20, (921 << 20) / 16},
+		{32 << 20, 8 << 20, 4 << 20},
+	} {
+		cache, memtable := PebbleMemory(c.limit)
+		if cache != c.cache || memtable != c.memtable {
+			t.Errorf("limit %d: cache %d, memtable %d; want %d, %d", c.limit, cache, memtable, c.cache, c.memtable)
+		}
+		if c.limit > 0 && PebbleOffHeap(c.limit) > c.limit/2 {
+			t.Errorf("limit %d: Pebble takes %d off the heap, more than half", c.limit, PebbleOffHeap(c.limit))
+		}
+	}
+}
