@@ -20,6 +20,10 @@ type Head struct {
 	// of another's commit that registered schemas without adding events.
 	// A backend only this store writes may leave it 0.
 	Commits uint64
+	// Schemas counts the registered schemas on a shared backend, so that a
+	// node reads the schemas again only when another node registered one.
+	// A backend only this store writes may leave it 0.
+	Schemas uint64
 	// Restoring marks a head that a restore has not finished: the events
 	// up to it are not visible, and a store that opens a backend whose head
 	// says so empties it (the restore was cut off).

@@ -35,7 +35,7 @@ func (s *Store) follow(head Head) error {
 	if head.Count < s.head.Count {
 		return fmt.Errorf("%w: the backend's head (%d events) is behind this store's (%d)", ErrStorageFailure, head.Count, s.head.Count)
 	}
-	if head.Commits != s.head.Commits {
+	if head.Schemas != s.head.Schemas {
 		if err := s.loadSchemas(s.backend); err != nil {
 			return err
 		}

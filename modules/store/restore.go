@@ -213,6 +213,7 @@ func (s *Store) writeBackup(job *restoreJob) (Head, error) {
 	}
 	head.Restoring = false
 	head.Commits++
+	head.Schemas += uint64(len(schemas))
 	if err := commit(head, nil, schemas); err != nil {
 		return Head{}, err
 	}

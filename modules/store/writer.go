@@ -237,6 +237,7 @@ func (s *Store) prepare(group []*writeRequest) (*groupState, error) {
 		g.accepted = append(g.accepted, w)
 	}
 	g.head.LastHash = string(g.lastHash)
+	g.head.Schemas += uint64(len(g.registrations))
 	return g, nil
 }
 

@@ -218,17 +218,17 @@ func timeout() (context.Context, context.CancelFunc) {
 func (b *Backend) Head() (store.Head, error) {
 	ctx, cancel := timeout()
 	defer cancel()
-	return scanHead(b.q.QueryRow(ctx, "SELECT event_count, last_hash, last_time_ns, commits, restoring FROM eventstore.head"))
+	return scanHead(b.q.QueryRow(ctx, "SELECT event_count, last_hash, last_time_ns, commits, schema_count, restoring FROM eventstore.head"))
 }
 
 func scanHead(row pgx.Row) (store.Head, error) {
-	var count, ns, commits int64
+	var count, ns, commits, schemas int64
 	var hash string
 	var restoring bool
-	if err := row.Scan(&count, &hash, &ns, &commits, &restoring); err != nil {
+	if err := row.Scan(&count, &hash, &ns, &commits, &schemas, &restoring); err != nil {
 		return store.Head{}, wrap(err, "read head")
 	}
-	h := store.Head{Count: uint64(count), LastHash: hash, Commits: uint64(commits), Restoring: restoring}
+	h := store.Head{Count: uint64(count), LastHash: hash, Commits: uint64(commits), Schemas: uint64(schemas), Restoring: restoring}
 	if count > 0 {
 		h.LastTime = time.Unix(0, ns).UTC()
 	}
@@ -248,7 +248,7 @@ func (b *Backend) Reset() error {
 		batch := &pgx.Batch{}
 		batch.Queue("SELECT 1 FROM eventstore.head FOR UPDATE")
 		batch.Queue("TRUNCATE eventstore.events, eventstore.subjects, eventstore.event_types, eventstore.schemas")
-		batch.Queue("UPDATE eventstore.head SET event_count = 0, last_hash = $1, last_time_ns = 0, commits = commits + 1, restoring = false", event.ZeroHash)
+		batch.Queue("UPDATE eventstore.head SET event_count = 0, last_hash = $1, last_time_ns = 0, commits = commits + 1, schema_count = 0, restoring = false", event.ZeroHash)
 		batch.Queue("SELECT pg_notify($1, $2)", channel, b.instance)
 		return tx.SendBatch(ctx, batch).Close()
 	})

@@ -48,7 +48,7 @@ var migrations = []func(ctx context.Context, tx pgx.Tx) error{
 // createSchema creates the tables of version 1:
 //
 //	head        the one row every commit locks: event count, last hash, last time, commits,
-//	            and whether a restore is writing the log
+//	            registered schemas, and whether a restore is writing the log
 //	events      the records with their subject and type, indexed by (subject, id),
 //	            (type, id) and (subject, type, id)
 //	subjects    every subject with events, with its tree key (store.TreeKey)
@@ -64,9 +64,10 @@ CREATE TABLE eventstore.head (
 	last_hash text NOT NULL,
 	last_time_ns bigint NOT NULL,
 	commits bigint NOT NULL,
+	schema_count bigint NOT NULL,
 	restoring boolean NOT NULL
 );
-INSERT INTO eventstore.head VALUES (true, 0, '`+event.ZeroHash+`', 0, 0, false);
+INSERT INTO eventstore.head VALUES (true, 0, '`+event.ZeroHash+`', 0, 0, 0, false);
 CREATE TABLE eventstore.events (
 	id bigint PRIMARY KEY,
 	subject text COLLATE "C" NOT NULL,

@@ -34,7 +34,7 @@ func (b *Backend) Begin(ctx context.Context) (store.Tx, error) {
 	}
 	batch := &pgx.Batch{}
 	batch.Queue("BEGIN")
-	batch.Queue("SELECT event_count, last_hash, last_time_ns, commits, restoring FROM eventstore.head FOR UPDATE")
+	batch.Queue("SELECT event_count, last_hash, last_time_ns, commits, schema_count, restoring FROM eventstore.head FOR UPDATE")
 	results := conn.SendBatch(ctx, batch)
 	_, err = results.Exec()
 	var head store.Head
@@ -161,8 +161,8 @@ SELECT * FROM unnest($1::text[]) ON CONFLICT DO NOTHING`, newTypes)
 	for _, s := range schemas {
 		batch.Queue("INSERT INTO eventstore.schemas (event_type, raw, commits) VALUES ($1, $2, $3)", s.Type, s.Raw, int64(head.Commits))
 	}
-	batch.Queue("UPDATE eventstore.head SET event_count = $1, last_hash = $2, last_time_ns = $3, commits = $4, restoring = $5",
-		int64(head.Count), head.LastHash, lastTimeNanos(head), int64(head.Commits), head.Restoring)
+	batch.Queue("UPDATE eventstore.head SET event_count = $1, last_hash = $2, last_time_ns = $3, commits = $4, schema_count = $5, restoring = $6",
+		int64(head.Count), head.LastHash, lastTimeNanos(head), int64(head.Commits), int64(head.Schemas), head.Restoring)
 	batch.Queue("SELECT pg_notify($1, $2)", channel, instance)
 	batch.Queue("COMMIT")
 	return batch

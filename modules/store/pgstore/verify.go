@@ -85,6 +85,8 @@ var finishChecks = []struct{ sql, problem string }{
 		"the event_types table misses %q, of which there are events"},
 	{"SELECT s.event_type FROM eventstore.schemas s, eventstore.head h WHERE s.commits > h.commits LIMIT 1",
 		"the schema of %q claims a commit beyond the head"},
+	{"SELECT h.schema_count::text FROM eventstore.head h WHERE h.schema_count <> (SELECT count(*) FROM eventstore.schemas)",
+		"the head counts %s schemas, the schemas table holds another number"},
 }
 
 func corrupt(format string, args ...any) error {
