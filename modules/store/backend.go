@@ -114,8 +114,10 @@ type Backend interface {
 	// Begin starts the commit of a group. From its return until the Tx
 	// commits or rolls back, nothing else appends to the log: other nodes of
 	// a shared backend wait. Its head may have been moved by another node
-	// since this store last looked.
-	Begin(ctx context.Context) (Tx, error)
+	// since this store last looked, which was at known events; a shared
+	// backend may read the events from known on with the head (see
+	// Tx.Followed).
+	Begin(ctx context.Context, known uint64) (Tx, error)
 	// Changes tells of commits made by other nodes: it receives after such a
 	// commit (or may, spuriously). It is nil for a backend that only this
 	// store writes.
@@ -144,6 +146,10 @@ type Tx interface {
 	Commit(records []Written, head Head, schemas []SchemaWritten) error
 	// Rollback ends a Tx that did not commit; after Commit it does nothing.
 	Rollback()
+	// Followed returns the events from Begin's known up to the head, if the
+	// Tx read them when it took the lock (in the same round trip), else
+	// nil: the store then reads them itself.
+	Followed() []Written
 }
 
 // Opener opens the backend when the store starts.

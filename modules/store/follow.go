@@ -26,9 +26,10 @@ func (h Head) same(o Head) bool {
 
 // follow brings the store's state up to head, which other nodes of a shared
 // backend committed: their schemas, and their events into the live window
-// and the latest-id cache; then readers and observers see them. Only the
-// writer goroutine calls it.
-func (s *Store) follow(head Head) error {
+// and the latest-id cache; then readers and observers see them. read, unless
+// nil, are the events from the store's head on as the backend read them
+// with head. Only the writer goroutine calls it.
+func (s *Store) follow(head Head, read []Written) error {
 	if head.same(s.head) {
 		return nil
 	}
@@ -49,7 +50,9 @@ func (s *Store) follow(head Head) error {
 		from = head.Count - windowEvents
 	}
 	var written []Written
-	if head.Count > from {
+	if from == s.head.Count && uint64(len(read)) == head.Count-from && (len(read) == 0 || read[0].Record.ID == from) {
+		written = read
+	} else if head.Count > from {
 		var sc jsonscan.Scanner
 		it := s.backend.Scan(Scan{From: from, To: head.Count - 1})
 		for it.Next() {

@@ -84,11 +84,11 @@ func (s *Store) Restore(ctx context.Context, src RestoreSource, progress func(ev
 
 // restore runs a restore job while the writer pauses.
 func (s *Store) restore(job *restoreJob) error {
-	tx, err := s.backend.Begin(job.ctx)
+	tx, err := s.backend.Begin(job.ctx, s.head.Count)
 	if err != nil {
 		return err
 	}
-	err = s.follow(tx.Head())
+	err = s.follow(tx.Head(), tx.Followed())
 	tx.Rollback()
 	if err != nil {
 		return err
@@ -127,7 +127,7 @@ func (s *Store) writeBackup(job *restoreJob) (Head, error) {
 	)
 	committed := s.head // what the backend holds so far
 	commit := func(h Head, records []Written, registered []SchemaWritten) error {
-		tx, err := s.backend.Begin(job.ctx)
+		tx, err := s.backend.Begin(job.ctx, s.head.Count)
 		if err != nil {
 			return err
 		}

@@ -155,7 +155,7 @@ func (s *Store) commit(group []*writeRequest) {
 // instead of waiting for the next. On an error nothing of the group was
 // published.
 func (s *Store) commitOnce(group []*writeRequest) ([]*writeRequest, error) {
-	tx, err := s.backend.Begin(context.Background())
+	tx, err := s.backend.Begin(context.Background(), s.head.Count)
 	if err != nil {
 		return group, err
 	}
@@ -164,7 +164,7 @@ func (s *Store) commitOnce(group []*writeRequest) ([]*writeRequest, error) {
 	if tx.Head().Restoring { // another node restores a backup
 		return group, ErrRestoring
 	}
-	if err := s.follow(tx.Head()); err != nil {
+	if err := s.follow(tx.Head(), tx.Followed()); err != nil {
 		return group, err
 	}
 	g, err := s.prepare(group)
@@ -313,7 +313,7 @@ func (s *Store) followBackend() {
 		return // another node restores a backup: nothing of it is visible yet
 	}
 	if err == nil {
-		err = s.follow(head)
+		err = s.follow(head, nil)
 	}
 	switch {
 	case err == nil:

@@ -49,7 +49,7 @@ func commitOne(t *testing.T, b *Backend, head store.Head) (store.Head, error) {
 	at := event.NextTime(time.Now(), head.LastTime)
 	_, r := event.Seal(nil, c, head.Count, at, []byte(head.LastHash))
 	next := store.Head{Count: head.Count + 1, LastHash: r.Hash(), LastTime: at}
-	tx, err := b.Begin(context.Background())
+	tx, err := b.Begin(context.Background(), 0)
 	if err != nil {
 		return next, err
 	}

@@ -152,8 +152,9 @@ func encodeHead(h store.Head) ([]byte, error) {
 	return binary.BigEndian.AppendUint64(value, uint64(h.LastTime.UnixNano())), nil
 }
 
-// Begin starts a commit after the last committed head.
-func (b *Backend) Begin(context.Context) (store.Tx, error) {
+// Begin starts a commit after the last committed head, which only this
+// store moves.
+func (b *Backend) Begin(context.Context, uint64) (store.Tx, error) {
 	if b.head == nil {
 		head, err := b.Head()
 		if err != nil {
@@ -173,8 +174,9 @@ type tx struct {
 	head store.Head
 }
 
-func (t *tx) Head() store.Head { return t.head }
-func (t *tx) Rollback()        {}
+func (t *tx) Head() store.Head          { return t.head }
+func (t *tx) Rollback()                 {}
+func (t *tx) Followed() []store.Written { return nil }
 
 // Commit writes the records, their index entries, the schemas and the head
 // in one synced batch.

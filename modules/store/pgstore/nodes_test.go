@@ -189,3 +189,57 @@ func TestNodeStartsWhileAnotherWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestBeginReadsWhatOthersCommitted takes the head's lock as a second node
+// would and expects the events committed since a position with it, as
+// stored, or nil past followLimit.
+func TestBeginReadsWhatOthersCommitted(t *testing.T) {
+	url := pg.Database(t)
+	a := node(t, url)
+	var want []event.Record
+	for i := 0; i < 3; i++ {
+		records, err := a.Write(context.Background(), []event.Candidate{candidate(fmt.Sprintf("/begin/%d", i), `{"n":1}`)}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, records...)
+	}
+	b, err := opener(url)()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	for known := uint64(0); known <= 3; known++ {
+		tx, err := b.Begin(context.Background(), known)
+		if err != nil {
+			t.Fatal(err)
+		}
+		followed := tx.Followed()
+		tx.Rollback()
+		if uint64(len(followed)) != 3-known {
+			t.Fatalf("from %d: %d events followed, want %d", known, len(followed), 3-known)
+		}
+		for i, w := range followed {
+			r := want[known+uint64(i)]
+			if w.Record.ID != r.ID || string(w.Record.JSON) != string(r.JSON) || w.Subject != fmt.Sprintf("/begin/%d", r.ID) || w.Type != "io.example.pg" {
+				t.Fatalf("from %d: event %d followed as %+v, stored as %s", known, i, w, r.JSON)
+			}
+		}
+	}
+	// Beyond the limit the store reads them itself.
+	batch := make([]event.Candidate, 1100)
+	for i := range batch {
+		batch[i] = candidate("/begin/many", `{"n":1}`)
+	}
+	if _, err := a.Write(context.Background(), batch, nil); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := b.Begin(context.Background(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	if tx.Followed() != nil {
+		t.Fatalf("%d events followed beyond the limit", len(tx.Followed()))
+	}
+}

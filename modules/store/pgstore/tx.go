@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/eventstore-service/eventstore/modules/event"
 	"github.com/eventstore-service/eventstore/modules/store"
 )
 
@@ -20,8 +21,15 @@ import (
 // it, in the same transaction. Ids come from the head, never from a
 // sequence, so a reader never sees id n+1 before n.
 
-// Begin starts the transaction of a group and locks the head.
-func (b *Backend) Begin(ctx context.Context) (store.Tx, error) {
+// followLimit is how many events of other nodes Begin reads with the head;
+// beyond it the store reads them itself.
+const followLimit = 1024
+
+// Begin starts the transaction of a group, locks the head and, in the same
+// round trip, reads the events from known on (those other nodes committed
+// since the store last looked; up to followLimit), so that the store need
+// not read them while it holds the lock.
+func (b *Backend) Begin(ctx context.Context, known uint64) (store.Tx, error) {
 	if b.snapshot != nil {
 		return nil, errors.New("a snapshot backend is read-only")
 	}
@@ -35,11 +43,18 @@ func (b *Backend) Begin(ctx context.Context) (store.Tx, error) {
 	batch := &pgx.Batch{}
 	batch.Queue("BEGIN")
 	batch.Queue("SELECT event_count, last_hash, last_time_ns, commits, schema_count, restoring FROM eventstore.head FOR UPDATE")
+	batch.Queue("SELECT id, subject, type, record FROM eventstore.events WHERE id >= $1 ORDER BY id LIMIT $2", toInt64(known), followLimit)
 	results := conn.SendBatch(ctx, batch)
 	_, err = results.Exec()
-	var head store.Head
+	var (
+		head     store.Head
+		followed []store.Written
+	)
 	if err == nil {
 		head, err = scanHead(results.QueryRow())
+	}
+	if err == nil {
+		followed, err = scanWritten(results)
 	}
 	if closeErr := results.Close(); err == nil {
 		err = closeErr
@@ -49,17 +64,48 @@ func (b *Backend) Begin(ctx context.Context) (store.Tx, error) {
 		b.commitRetries.Add(1)
 		return nil, wrap(err, "begin a commit")
 	}
-	return &tx{b: b, conn: conn, head: head}, nil
+	if head.Count < known || uint64(len(followed)) != head.Count-known {
+		followed = nil // more than followLimit: the store reads them
+	}
+	return &tx{b: b, conn: conn, head: head, followed: followed}, nil
+}
+
+// scanWritten reads the rows of the next query of results as events.
+func scanWritten(results pgx.BatchResults) ([]store.Written, error) {
+	rows, err := results.Query()
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []store.Written
+	for rows.Next() {
+		var (
+			id  int64
+			w   store.Written
+			raw []byte
+		)
+		if err := rows.Scan(&id, &w.Subject, &w.Type, &raw); err != nil {
+			return nil, err
+		}
+		w.Record = event.Record{ID: uint64(id), JSON: raw}
+		out = append(out, w)
+	}
+	return out, rows.Err()
 }
 
 // tx is the open transaction of a group, holding the head's lock.
 type tx struct {
-	b    *Backend
-	conn *pgxpool.Conn // nil once ended
-	head store.Head
+	b        *Backend
+	conn     *pgxpool.Conn // nil once ended
+	head     store.Head
+	followed []store.Written
 }
 
 func (t *tx) Head() store.Head { return t.head }
+
+// Followed returns the events other nodes committed since the store last
+// looked, read with the head; nil when there were more than followLimit.
+func (t *tx) Followed() []store.Written { return t.followed }
 
 // Rollback ends the transaction if Commit did not.
 func (t *tx) Rollback() {

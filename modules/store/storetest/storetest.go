@@ -29,7 +29,7 @@ func Open(t testing.TB, dir string, fs vfs.FS) *store.Store {
 // would; tests use it to build states the writer never makes.
 func Commit(t testing.TB, b store.Backend, records []store.Written, head store.Head, schemas []store.SchemaWritten) {
 	t.Helper()
-	tx, err := b.Begin(context.Background())
+	tx, err := b.Begin(context.Background(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
