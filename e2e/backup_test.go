@@ -8,8 +8,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -115,33 +113,14 @@ func TestBackupAndRestoreRoundTrip(t *testing.T) {
 func TestBackupIsConsistentUnderWrites(t *testing.T) {
 	inst := harness.Start(t, bin, harness.Dev()...)
 	variedEvents(t, inst, 2000)
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	var written atomic.Int64
-	for w := 0; w < 16; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; ; i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				if r := inst.Do("POST", "/api/v1/write-events", harness.Token, candidates(fmt.Sprintf("/load/%d", w), "io.example.load")); r.StatusCode == 200 {
-					written.Add(1)
-				}
-			}
-		}()
-	}
+	ws := startWriters(16, "/load", func() string { return inst.URL("http") }, map[string]string{})
 	time.Sleep(200 * time.Millisecond)
 	file := runBackup(t, inst, "--without-schemas")
-	close(stop)
-	wg.Wait()
+	ws.stop()
 	raw, _ := os.ReadFile(file)
 	lines := strings.Split(strings.TrimSuffix(string(raw), "\n"), "\n")
-	if written.Load() == 0 || len(lines) <= 2000 {
-		t.Fatalf("%d lines backed up beside %d concurrent writes", len(lines), written.Load())
+	if ws.acknowledged() == 0 || len(lines) <= 2000 {
+		t.Fatalf("%d lines backed up beside %d concurrent writes", len(lines), ws.acknowledged())
 	}
 	// Every line proves itself: a restore takes exactly the backup.
 	target := harness.Start(t, bin, harness.Dev()...)

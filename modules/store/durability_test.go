@@ -38,37 +38,25 @@ func TestPowerLoss(t *testing.T) {
 			var (
 				mu    sync.Mutex
 				acked []event.Record
-				stop  = make(chan struct{})
-				wg    sync.WaitGroup
 			)
-			for w := 0; w < 8; w++ {
-				wg.Add(1)
-				go func(w int) {
-					defer wg.Done()
-					for i := 0; ; i++ {
-						select {
-						case <-stop:
-							return
-						default:
-						}
-						n := 1 + i%4
-						cs := make([]event.Candidate, n)
-						for j := range cs {
-							cs[j] = candidate(fmt.Sprintf("/writer/%d", w), "io.example.written", fmt.Sprintf(`{"i":%d,"j":%d,"pad":"%s"}`, i, j, strings.Repeat("x", i%200)))
-						}
-						records, err := s.Write(context.Background(), cs, nil)
-						if err != nil {
-							t.Errorf("write: %v", err)
-							return
-						}
-						mu.Lock()
-						for _, r := range records {
-							acked = append(acked, event.Record{ID: r.ID, JSON: bytes.Clone(r.JSON)})
-						}
-						mu.Unlock()
-					}
-				}(w)
-			}
+			stop := storetest.Loop(8, func(w, i int) bool {
+				n := 1 + i%4
+				cs := make([]event.Candidate, n)
+				for j := range cs {
+					cs[j] = candidate(fmt.Sprintf("/writer/%d", w), "io.example.written", fmt.Sprintf(`{"i":%d,"j":%d,"pad":"%s"}`, i, j, strings.Repeat("x", i%200)))
+				}
+				records, err := s.Write(context.Background(), cs, nil)
+				if err != nil {
+					t.Errorf("write: %v", err)
+					return false
+				}
+				mu.Lock()
+				for _, r := range records {
+					acked = append(acked, event.Record{ID: r.ID, JSON: bytes.Clone(r.JSON)})
+				}
+				mu.Unlock()
+				return true
+			})
 
 			var images []*vfs.MemFS
 			var ackedAtImage [][]event.Record
@@ -80,8 +68,7 @@ func TestPowerLoss(t *testing.T) {
 				images = append(images, fs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: rng.IntN(101), RNG: rng}))
 				ackedAtImage = append(ackedAtImage, snapshot)
 			}
-			close(stop)
-			wg.Wait()
+			stop()
 			storetest.Close(t, s)
 
 			for i, image := range images {

@@ -114,22 +114,11 @@ func TestRegistrationRacesWrites(t *testing.T) {
 		for round := 0; round < 60; round++ {
 			eventType := fmt.Sprintf("io.example.race%d", round)
 			sch := mustCompile(t, strictSchema)
+			stop := storetest.Loop(4, func(_, i int) bool {
+				_, _ = s.Write(context.Background(), []event.Candidate{candidate("/race", eventType, fmt.Sprintf(`{"n":%d}`, i))}, nil)
+				return true
+			})
 			var wg sync.WaitGroup
-			stop := make(chan struct{})
-			for w := 0; w < 4; w++ {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					for i := 0; ; i++ {
-						select {
-						case <-stop:
-							return
-						default:
-						}
-						_, _ = s.Write(context.Background(), []event.Candidate{candidate("/race", eventType, fmt.Sprintf(`{"n":%d}`, i))}, nil)
-					}
-				}()
-			}
 			violationDelay := time.Duration(rng.IntN(3000)) * time.Microsecond
 			registrationDelay := time.Duration(rng.IntN(3000)) * time.Microsecond
 			var violation error
@@ -142,7 +131,7 @@ func TestRegistrationRacesWrites(t *testing.T) {
 			time.Sleep(registrationDelay)
 			err := s.RegisterSchema(context.Background(), eventType, sch)
 			time.Sleep(time.Millisecond)
-			close(stop)
+			stop()
 			wg.Wait()
 
 			var conflict *store.ExistingConflictError

@@ -15,6 +15,7 @@ import (
 	"github.com/eventstore-service/eventstore/modules/store"
 	"github.com/eventstore-service/eventstore/modules/store/pgstore"
 	"github.com/eventstore-service/eventstore/modules/store/pgstore/pgtest"
+	"github.com/eventstore-service/eventstore/modules/store/storetest"
 )
 
 // TestDatabaseRestartUnderLoad restarts PostgreSQL (fast shutdown) while
@@ -32,42 +33,29 @@ func TestDatabaseRestartUnderLoad(t *testing.T) {
 	var (
 		mu    sync.Mutex
 		acked = map[uint64]string{}
-		stop  = make(chan struct{})
-		wg    sync.WaitGroup
 	)
-	for w := 0; w < 8; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			for i := 0; ; i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				data := fmt.Sprintf(`{"w":%d,"i":%d}`, w, i)
-				records, err := s.Write(context.Background(), []event.Candidate{candidate(fmt.Sprintf("/load/%d", w), data)}, nil)
-				switch {
-				case err == nil:
-					mu.Lock()
-					acked[records[0].ID] = string(records[0].JSON)
-					mu.Unlock()
-				case errors.Is(err, store.ErrUnavailable):
-					time.Sleep(10 * time.Millisecond)
-				default:
-					t.Errorf("write during the restart: %v", err)
-					return
-				}
-			}
-		}(w)
-	}
+	stop := storetest.Loop(8, func(w, i int) bool {
+		data := fmt.Sprintf(`{"w":%d,"i":%d}`, w, i)
+		records, err := s.Write(context.Background(), []event.Candidate{candidate(fmt.Sprintf("/load/%d", w), data)}, nil)
+		switch {
+		case err == nil:
+			mu.Lock()
+			acked[records[0].ID] = string(records[0].JSON)
+			mu.Unlock()
+		case errors.Is(err, store.ErrUnavailable):
+			time.Sleep(10 * time.Millisecond)
+		default:
+			t.Errorf("write during the restart: %v", err)
+			return false
+		}
+		return true
+	})
 	time.Sleep(300 * time.Millisecond)
 	if err := cluster.Restart(pgtest.Fast); err != nil {
 		t.Fatal(err)
 	}
 	waitForWrites(t, s, 100)
-	close(stop)
-	wg.Wait()
+	stop()
 
 	// While the database is down, a write answers ErrUnavailable; once it
 	// is back, writes succeed again.

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"sync"
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -43,5 +44,33 @@ func Close(t testing.TB, s *store.Store) {
 	t.Helper()
 	if err := s.Close(context.Background()); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Loop runs n goroutines that call fn with their number w and a count i
+// from 0, again and again, until fn returns false or stop is called; stop
+// waits for them.
+func Loop(n int, fn func(w, i int) bool) (stop func()) {
+	var wg sync.WaitGroup
+	stopped := make(chan struct{})
+	for w := 0; w < n; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stopped:
+					return
+				default:
+				}
+				if !fn(w, i) {
+					return
+				}
+			}
+		}()
+	}
+	return func() {
+		close(stopped)
+		wg.Wait()
 	}
 }
