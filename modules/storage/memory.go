@@ -1,11 +1,12 @@
 package storage
 
-// Pebble's memory within a process memory limit: a quarter for the block
+// Pebble's memory within a process memory limit: an eighth for the block
 // cache and a sixteenth for each of the two memtables Pebble may hold, so
-// that at most three eighths of the limit are Pebble's (at 256 MiB the Go
-// heap keeps 160 MiB, more than twice what the bench's heaviest load
-// uses, and reads keep most of the speed of an unbounded cache); without a
-// limit, the sizes the figures in docs/performance.md were measured with.
+// that at most a quarter of the limit is Pebble's. (A quarter for the cache
+// took the process to 278 MiB at a limit of 256 MiB under the bench's
+// memory load and slowed queries by 40% to a squeezed Go heap; see
+// docs/performance.md.) Without a limit, the sizes the figures in
+// docs/performance.md were measured with.
 const (
 	defaultCache    = 128 << 20
 	defaultMemtable = 64 << 20
@@ -21,7 +22,7 @@ func PebbleMemory(limit int64) (cache, memtable int64) {
 	if limit <= 0 {
 		return defaultCache, defaultMemtable
 	}
-	return min(max(limit/4, minCache), defaultCache), min(max(limit/16, minMemtable), defaultMemtable)
+	return min(max(limit/8, minCache), defaultCache), min(max(limit/16, minMemtable), defaultMemtable)
 }
 
 // PebbleOffHeap returns the memory Pebble takes within limit outside the Go

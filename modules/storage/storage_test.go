@@ -125,9 +125,10 @@ eventstore_storage_writable 0
 func TestPebbleMemoryWithinTheLimit(t *testing.T) {
 	for _, c := range []struct{ limit, cache, memtable int64 }{
 		{0, 128 << 20, 64 << 20},
-		{256 << 20, 64 << 20, 16 << 20},
-		{921 << 20, 128 << 20, (921 << 20) / 16},
+		{256 << 20, 32 << 20, 16 << 20},
+		{921 << 20, (921 << 20) / 8, (921 << 20) / 16},
 		{32 << 20, 8 << 20, 4 << 20},
+		{2 << 30, 128 << 20, 64 << 20},
 	} {
 		cache, memtable := PebbleMemory(c.limit)
 		if cache != c.cache || memtable != c.memtable {
