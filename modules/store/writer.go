@@ -40,32 +40,38 @@ func (s *Store) run() {
 	for {
 		select {
 		case w := <-s.queue:
-			group := s.collect(w)
-			s.writing.Lock()
-			s.commit(group)
-			s.writing.Unlock()
+			s.writeGroup(w)
 		case <-s.backend.Changes():
-			s.writing.Lock()
-			s.followBackend()
-			s.writing.Unlock()
+			s.followOthers()
 		case <-poll:
-			s.writing.Lock()
-			s.followBackend()
-			s.writing.Unlock()
+			s.followOthers()
 		case <-s.stop:
 			for {
 				select {
 				case w := <-s.queue:
-					group := s.collect(w)
-					s.writing.Lock()
-					s.commit(group)
-					s.writing.Unlock()
+					s.writeGroup(w)
 				default:
 					return
 				}
 			}
 		}
 	}
+}
+
+// writeGroup commits first and the writes waiting behind it, holding the
+// writing lock.
+func (s *Store) writeGroup(first *writeRequest) {
+	group := s.collect(first)
+	s.writing.Lock()
+	defer s.writing.Unlock()
+	s.commit(group)
+}
+
+// followOthers reads the commits of other nodes, holding the writing lock.
+func (s *Store) followOthers() {
+	s.writing.Lock()
+	defer s.writing.Unlock()
+	s.followBackend()
 }
 
 // collect returns first and the writes waiting behind it, up to MaxGroupEvents.
