@@ -280,39 +280,8 @@ func TestPreconditionRace(t *testing.T) {
 	storetest.Each(t, &pg, func(t *testing.T, b storetest.Backend) {
 		s := storetest.Start(t, b.New(t))
 		defer storetest.Close(t, s)
-		first := write(t, s, candidate("/race", "io.example.step", `{}`))
-		last := first[0].ID
-		const writers, rounds = 16, 25
-		for round := 0; round < rounds; round++ {
-			var (
-				wg      sync.WaitGroup
-				mu      sync.Mutex
-				winners []uint64
-				other   []error
-			)
-			for w := 0; w < writers; w++ {
-				wg.Add(1)
-				go func(w int) {
-					defer wg.Done()
-					records, err := s.Write(context.Background(),
-						[]event.Candidate{candidate("/race", "io.example.step", fmt.Sprintf(`{"w":%d}`, w))},
-						[]store.Precondition{{Kind: store.SubjectOnEventID, Subject: "/race", EventID: last}})
-					mu.Lock()
-					defer mu.Unlock()
-					switch {
-					case err == nil:
-						winners = append(winners, records[0].ID)
-					case !errors.Is(err, store.ErrPreconditionFailed):
-						other = append(other, err)
-					}
-				}(w)
-			}
-			wg.Wait()
-			if len(other) > 0 || len(winners) != 1 {
-				t.Fatalf("round %d: %d winners (%v), other errors %v", round, len(winners), winners, other)
-			}
-			last = winners[0]
-		}
+		const rounds = 25
+		storetest.RaceOnPreconditions(t, []*store.Store{s}, 16, rounds)
 		if got := s.Durable(); got != rounds+1 {
 			t.Fatalf("%d events after %d rounds, want %d", got, rounds, rounds+1)
 		}

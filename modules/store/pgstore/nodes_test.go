@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/eventstore-service/eventstore/modules/event"
 	"github.com/eventstore-service/eventstore/modules/schema"
 	"github.com/eventstore-service/eventstore/modules/store"
+	"github.com/eventstore-service/eventstore/modules/store/storetest"
 )
 
 // TestNodesRaceOnPreconditions runs writers on two stores of one database
@@ -18,43 +18,8 @@ import (
 // one winner, and the log is contiguous with an unbroken chain.
 func TestNodesRaceOnPreconditions(t *testing.T) {
 	url := pg.Database(t)
-	nodes := []*store.Store{node(t, url), node(t, url)}
-	first, err := nodes[0].Write(context.Background(), []event.Candidate{candidate("/race", `{}`)}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	last := first[0].ID
-	const writers, rounds = 12, 20
-	for round := 0; round < rounds; round++ {
-		var (
-			wg      sync.WaitGroup
-			mu      sync.Mutex
-			winners []string
-			other   []error
-		)
-		expected := last
-		for w := 0; w < writers; w++ {
-			wg.Add(1)
-			go func(w int) {
-				defer wg.Done()
-				records, err := nodes[w%2].Write(context.Background(), []event.Candidate{candidate("/race", fmt.Sprintf(`{"w":%d}`, w))},
-					[]store.Precondition{{Kind: store.SubjectOnEventID, Subject: "/race", EventID: expected}})
-				mu.Lock()
-				defer mu.Unlock()
-				switch {
-				case err == nil:
-					winners = append(winners, fmt.Sprintf("%d on node %d", records[0].ID, w%2))
-					last = records[0].ID
-				case !errors.Is(err, store.ErrPreconditionFailed):
-					other = append(other, err)
-				}
-			}(w)
-		}
-		wg.Wait()
-		if len(other) > 0 || len(winners) != 1 {
-			t.Fatalf("round %d: winners %v, other errors %v", round, winners, other)
-		}
-	}
+	const rounds = 20
+	storetest.RaceOnPreconditions(t, []*store.Store{node(t, url), node(t, url)}, 12, rounds)
 	if n := verify(t, url); n != rounds+1 {
 		t.Fatalf("%d events after %d rounds, want %d", n, rounds, rounds+1)
 	}
