@@ -46,9 +46,16 @@ func TestSessionsAndCommitOutcomes(t *testing.T) {
 		t.Cleanup(func() { _ = s.Close(ctx) })
 		return b, s, name
 	}
-	write := func(s *store.Store, subject string) ([]event.Record, error) {
-		return s.Write(ctx, []event.Candidate{{Source: "https://pgstore.test", Subject: subject, Type: "io.example.pg", Data: []byte(`{}`)}}, nil)
+	// writeN writes n events on subject in one request; from copyMin on,
+	// the commit copies them.
+	writeN := func(s *store.Store, subject string, n int) ([]event.Record, error) {
+		candidates := make([]event.Candidate, n)
+		for i := range candidates {
+			candidates[i] = event.Candidate{Source: "https://pgstore.test", Subject: subject, Type: "io.example.pg", Data: []byte(`{}`)}
+		}
+		return s.Write(ctx, candidates, nil)
 	}
+	write := func(s *store.Store, subject string) ([]event.Record, error) { return writeN(s, subject, 1) }
 	count := func(t *testing.T, name, subject string) int {
 		conn, err := pgx.Connect(ctx, cluster.URL(name))
 		if err != nil {
@@ -73,56 +80,58 @@ func TestSessionsAndCommitOutcomes(t *testing.T) {
 		}
 	})
 
-	t.Run("committed before the connection broke", func(t *testing.T) {
-		b, s, name := open(t)
-		var once sync.Once
-		b.commitHook = func(phase string, conn *pgconn.PgConn) {
-			if phase != "sent" {
-				return
-			}
-			once.Do(func() {
-				// Wait until the commit is visible, then break the
-				// connection before its answer is read.
-				deadline := time.Now().Add(10 * time.Second)
-				for count(t, name, "/committed") == 0 && time.Now().Before(deadline) {
-					time.Sleep(10 * time.Millisecond)
+	for _, n := range []int{1, copyMin} { // inserted, copied
+		t.Run(fmt.Sprintf("%d committed before the connection broke", n), func(t *testing.T) {
+			b, s, name := open(t)
+			var once sync.Once
+			b.commitHook = func(phase string, conn *pgconn.PgConn) {
+				if phase != "sent" {
+					return
 				}
-				conn.Conn().Close()
-			})
-		}
-		records, err := write(s, "/committed")
-		if err != nil {
-			t.Fatalf("a write that committed: %v", err)
-		}
-		if n := count(t, name, "/committed"); n != 1 || records[0].ID != 0 || b.Stats().Resolved != 1 {
-			t.Fatalf("%d events stored, id %d, %d outcomes resolved; want 1, 0, 1", n, records[0].ID, b.Stats().Resolved)
-		}
-		if _, err := write(s, "/after"); err != nil {
-			t.Fatal(err)
-		}
-	})
+				once.Do(func() {
+					// Wait until the commit is visible, then break the
+					// connection before its answer is read.
+					deadline := time.Now().Add(10 * time.Second)
+					for count(t, name, "/committed") < n && time.Now().Before(deadline) {
+						time.Sleep(10 * time.Millisecond)
+					}
+					conn.Conn().Close()
+				})
+			}
+			records, err := writeN(s, "/committed", n)
+			if err != nil {
+				t.Fatalf("a write that committed: %v", err)
+			}
+			if stored := count(t, name, "/committed"); stored != n || records[0].ID != 0 || b.Stats().Resolved != 1 {
+				t.Fatalf("%d events stored, id %d, %d outcomes resolved; want %d, 0, 1", stored, records[0].ID, b.Stats().Resolved, n)
+			}
+			if _, err := write(s, "/after"); err != nil {
+				t.Fatal(err)
+			}
+		})
 
-	t.Run("not committed", func(t *testing.T) {
-		b, s, name := open(t)
-		var once sync.Once
-		b.commitHook = func(phase string, conn *pgconn.PgConn) {
-			if phase != "send" {
-				return
-			}
-			once.Do(func() {
-				// The server ends the session before the commit is sent.
-				if err := cluster.Exec(ctx, "postgres", fmt.Sprintf("SELECT pg_terminate_backend(%d, 10000)", conn.PID())); err != nil {
-					t.Error(err)
+		t.Run(fmt.Sprintf("%d not committed", n), func(t *testing.T) {
+			b, s, name := open(t)
+			var once sync.Once
+			b.commitHook = func(phase string, conn *pgconn.PgConn) {
+				if phase != "send" {
+					return
 				}
-			})
-		}
-		if _, err := write(s, "/retried"); err != nil {
-			t.Fatalf("a write whose first commit failed: %v", err)
-		}
-		if n := count(t, name, "/retried"); n != 1 || b.Stats().CommitRetries == 0 {
-			t.Fatalf("%d events stored after %d retries, want 1 after at least 1", n, b.Stats().CommitRetries)
-		}
-	})
+				once.Do(func() {
+					// The server ends the session before the commit is sent.
+					if err := cluster.Exec(ctx, "postgres", fmt.Sprintf("SELECT pg_terminate_backend(%d, 10000)", conn.PID())); err != nil {
+						t.Error(err)
+					}
+				})
+			}
+			if _, err := writeN(s, "/retried", n); err != nil {
+				t.Fatalf("a write whose first commit failed: %v", err)
+			}
+			if stored := count(t, name, "/retried"); stored != n || b.Stats().CommitRetries == 0 {
+				t.Fatalf("%d events stored after %d retries, want %d after at least 1", stored, b.Stats().CommitRetries, n)
+			}
+		})
+	}
 
 	// Last, as it stops the cluster: a commit whose outcome cannot be
 	// looked up stops the store; it is never tried again, which could store

@@ -121,9 +121,19 @@ func (t *tx) Rollback() {
 	t.conn = nil
 }
 
+// copyMin is the least number of events a commit copies into
+// eventstore.events with COPY instead of inserting them with INSERT …
+// unnest in the commit's batch. COPY costs a round trip more, but
+// PostgreSQL's time per event drops by a third: on the events table with
+// its indexes, commits of 1,600 events took 7.4 µs per event against 11.2,
+// of 512 events 8.6 against 10.5, of 256 about the same, of 16 events
+// 0.77 ms against 0.55 ms.
+const copyMin = 256
+
 // Commit inserts the records, their subjects and types, the schemas and
 // the new head, notifies the other nodes and commits, all in one round
-// trip. When the connection breaks on the way, it finds out whether the
+// trip after copying the records of a large group (copyMin). When the
+// connection breaks after COMMIT was sent, it finds out whether the
 // transaction committed before it answers (resolve).
 func (t *tx) Commit(records []store.Written, head store.Head, schemas []store.SchemaWritten) error {
 	if t.conn == nil {
@@ -132,34 +142,62 @@ func (t *tx) Commit(records []store.Written, head store.Head, schemas []store.Sc
 	if head.Count != t.head.Count+uint64(len(records)) || head.Commits != t.head.Commits+1 {
 		return fmt.Errorf("commit of %d events and head %d (commit %d) after head %d (commit %d)", len(records), head.Count, head.Commits, t.head.Count, t.head.Commits)
 	}
-	batch := commitBatch(records, head, schemas, t.b.instance)
 	ctx, cancel := timeout()
 	defer cancel()
 	t.b.hook("send", t.conn)
+	copied := len(records) >= copyMin
+	if copied {
+		if err := copyRecords(ctx, t.conn, records); err != nil {
+			return t.notStored(err)
+		}
+	}
+	batch := commitBatch(records, !copied, head, schemas, t.b.instance)
 	results := t.conn.SendBatch(ctx, batch)
 	t.b.hook("sent", t.conn)
 	failed, err := execAll(results, batch.Len())
-	conn := t.conn
-	t.conn = nil
 	var pgErr *pgconn.PgError
 	switch {
 	case err == nil:
-		conn.Release()
+		t.conn.Release()
+		t.conn = nil
 		return nil
 	case failed < batch.Len()-1 && errors.As(err, &pgErr):
 		// The server answered a statement before COMMIT with an error and
-		// skipped the rest: nothing is stored. The pool drops the
-		// connection, which is not idle.
-		conn.Release()
-		err = wrap(err, "commit")
-		if errors.Is(err, store.ErrUnavailable) {
-			t.b.commitRetries.Add(1)
-		}
-		return err
+		// skipped the rest.
+		return t.notStored(err)
 	}
+	conn := t.conn
+	t.conn = nil
 	_ = conn.Conn().Close(ctx)
 	conn.Release()
 	return t.b.resolve(marker{records: records, head: head, schemas: schemas}, err)
+}
+
+// notStored ends a commit that failed before COMMIT reached the server:
+// nothing is stored, and the store may try the group again if err means
+// that the database is unavailable. The pool drops the connection, which
+// is not idle.
+func (t *tx) notStored(err error) error {
+	t.conn.Release()
+	t.conn = nil
+	err = wrap(err, "commit")
+	if errors.Is(err, store.ErrUnavailable) {
+		t.b.commitRetries.Add(1)
+	}
+	return err
+}
+
+// copyRecords copies records into eventstore.events.
+func copyRecords(ctx context.Context, conn *pgxpool.Conn, records []store.Written) error {
+	n, err := conn.CopyFrom(ctx, pgx.Identifier{Schema, "events"}, []string{"id", "subject", "type", "record"},
+		pgx.CopyFromSlice(len(records), func(i int) ([]any, error) {
+			w := records[i]
+			return []any{int64(w.Record.ID), w.Subject, w.Type, w.Record.JSON}, nil
+		}))
+	if err == nil && n != int64(len(records)) {
+		err = fmt.Errorf("copied %d events of %d", n, len(records))
+	}
+	return err
 }
 
 // execAll reads the results of the n statements of a batch and returns the
@@ -181,20 +219,23 @@ func (b *Backend) hook(phase string, conn *pgxpool.Conn) {
 	}
 }
 
-// commitBatch queues the statements of a commit, COMMIT included.
-func commitBatch(records []store.Written, head store.Head, schemas []store.SchemaWritten, instance string) *pgx.Batch {
-	ids := make([]int64, len(records))
-	subjects := make([]string, len(records))
-	types := make([]string, len(records))
-	jsons := make([][]byte, len(records))
-	newSubjects, newTypes := distinct(records)
-	for i, w := range records {
-		ids[i], subjects[i], types[i], jsons[i] = int64(w.Record.ID), w.Subject, w.Type, w.Record.JSON
-	}
+// commitBatch queues the statements of a commit, COMMIT included; the
+// records themselves only if insert (else they were copied).
+func commitBatch(records []store.Written, insert bool, head store.Head, schemas []store.SchemaWritten, instance string) *pgx.Batch {
 	batch := &pgx.Batch{}
-	if len(records) > 0 {
+	if insert && len(records) > 0 {
+		ids := make([]int64, len(records))
+		subjects := make([]string, len(records))
+		types := make([]string, len(records))
+		jsons := make([][]byte, len(records))
+		for i, w := range records {
+			ids[i], subjects[i], types[i], jsons[i] = int64(w.Record.ID), w.Subject, w.Type, w.Record.JSON
+		}
 		batch.Queue(`INSERT INTO eventstore.events (id, subject, type, record)
 SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bytea[])`, ids, subjects, types, jsons)
+	}
+	if len(records) > 0 {
+		newSubjects, newTypes := distinct(records)
 		treeKeys := make([]string, len(newSubjects))
 		for i, s := range newSubjects {
 			treeKeys[i] = store.TreeKey(s)
