@@ -10,6 +10,7 @@ import (
 	"github.com/eventstore-service/eventstore/modules/event"
 	"github.com/eventstore-service/eventstore/modules/schema"
 	"github.com/eventstore-service/eventstore/modules/store"
+	"github.com/eventstore-service/eventstore/modules/store/pgstore"
 	"github.com/eventstore-service/eventstore/modules/store/storetest"
 )
 
@@ -192,12 +193,14 @@ func TestBeginReadsWhatOthersCommitted(t *testing.T) {
 		}
 	}
 	// Beyond the limit the store reads them itself.
-	batch := make([]event.Candidate, 1100)
+	batch := make([]event.Candidate, 1000)
 	for i := range batch {
 		batch[i] = candidate("/begin/many", `{"n":1}`)
 	}
-	if _, err := a.Write(context.Background(), batch, nil); err != nil {
-		t.Fatal(err)
+	for written := 3; written <= pgstore.FollowLimit; written += len(batch) {
+		if _, err := a.Write(context.Background(), batch, nil); err != nil {
+			t.Fatal(err)
+		}
 	}
 	tx, err := b.Begin(context.Background(), 0)
 	if err != nil {

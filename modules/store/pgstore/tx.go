@@ -21,9 +21,13 @@ import (
 // it, in the same transaction. Ids come from the head, never from a
 // sequence, so a reader never sees id n+1 before n.
 
-// followLimit is how many events of other nodes Begin reads with the head;
-// beyond it the store reads them itself.
-const followLimit = 1024
+// followLimit is how many events of other nodes Begin reads with the head
+// (as many as the store's window of recent events holds); beyond it the
+// store reads them itself, in more round trips and parsing each record,
+// while it holds the lock. With three nodes writing batches, the commits
+// a node follows exceed a thousand events: 1,024 cost a fifth of the
+// throughput.
+const followLimit = 8192
 
 // Begin starts the transaction of a group, locks the head and, in the same
 // round trip, reads the events from known on (those other nodes committed

@@ -1,0 +1,4 @@
+package pgstore
+
+// FollowLimit exports followLimit to the external tests.
+const FollowLimit = followLimit
