@@ -69,6 +69,16 @@ func TestSessionsAndCommitOutcomes(t *testing.T) {
 		return n
 	}
 
+	// onceAt runs f once, at the first commit's phase of b.
+	onceAt := func(b *Backend, phase string, f func(conn *pgconn.PgConn)) {
+		var once sync.Once
+		b.commitHook = func(p string, conn *pgconn.PgConn) {
+			if p == phase {
+				once.Do(func() { f(conn) })
+			}
+		}
+	}
+
 	t.Run("synchronous_commit", func(t *testing.T) {
 		b, _, _ := open(t)
 		var setting string
@@ -83,21 +93,15 @@ func TestSessionsAndCommitOutcomes(t *testing.T) {
 	for _, n := range []int{1, copyMin} { // inserted, copied
 		t.Run(fmt.Sprintf("%d committed before the connection broke", n), func(t *testing.T) {
 			b, s, name := open(t)
-			var once sync.Once
-			b.commitHook = func(phase string, conn *pgconn.PgConn) {
-				if phase != "sent" {
-					return
+			onceAt(b, "sent", func(conn *pgconn.PgConn) {
+				// Wait until the commit is visible, then break the
+				// connection before its answer is read.
+				deadline := time.Now().Add(10 * time.Second)
+				for count(t, name, "/committed") < n && time.Now().Before(deadline) {
+					time.Sleep(10 * time.Millisecond)
 				}
-				once.Do(func() {
-					// Wait until the commit is visible, then break the
-					// connection before its answer is read.
-					deadline := time.Now().Add(10 * time.Second)
-					for count(t, name, "/committed") < n && time.Now().Before(deadline) {
-						time.Sleep(10 * time.Millisecond)
-					}
-					conn.Conn().Close()
-				})
-			}
+				conn.Conn().Close()
+			})
 			records, err := writeN(s, "/committed", n)
 			if err != nil {
 				t.Fatalf("a write that committed: %v", err)
@@ -112,18 +116,12 @@ func TestSessionsAndCommitOutcomes(t *testing.T) {
 
 		t.Run(fmt.Sprintf("%d not committed", n), func(t *testing.T) {
 			b, s, name := open(t)
-			var once sync.Once
-			b.commitHook = func(phase string, conn *pgconn.PgConn) {
-				if phase != "send" {
-					return
+			onceAt(b, "send", func(conn *pgconn.PgConn) {
+				// The server ends the session before the commit is sent.
+				if err := cluster.Exec(ctx, "postgres", fmt.Sprintf("SELECT pg_terminate_backend(%d, 10000)", conn.PID())); err != nil {
+					t.Error(err)
 				}
-				once.Do(func() {
-					// The server ends the session before the commit is sent.
-					if err := cluster.Exec(ctx, "postgres", fmt.Sprintf("SELECT pg_terminate_backend(%d, 10000)", conn.PID())); err != nil {
-						t.Error(err)
-					}
-				})
-			}
+			})
 			if _, err := writeN(s, "/retried", n); err != nil {
 				t.Fatalf("a write whose first commit failed: %v", err)
 			}
@@ -139,18 +137,12 @@ func TestSessionsAndCommitOutcomes(t *testing.T) {
 	t.Run("outcome unknown", func(t *testing.T) {
 		b, s, _ := open(t)
 		b.resolveTimeout = 3 * time.Second
-		var once sync.Once
-		b.commitHook = func(phase string, conn *pgconn.PgConn) {
-			if phase != "sent" {
-				return
+		onceAt(b, "sent", func(conn *pgconn.PgConn) {
+			if err := cluster.Stop(pgtest.Immediate); err != nil {
+				t.Error(err)
 			}
-			once.Do(func() {
-				if err := cluster.Stop(pgtest.Immediate); err != nil {
-					t.Error(err)
-				}
-				conn.Conn().Close()
-			})
-		}
+			conn.Conn().Close()
+		})
 		written := make(chan error, 1)
 		go func() {
 			_, err := write(s, "/unknown")
