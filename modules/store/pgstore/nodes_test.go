@@ -1,6 +1,7 @@
 package pgstore_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"github.com/eventstore-service/eventstore/modules/schema"
 	"github.com/eventstore-service/eventstore/modules/store"
 	"github.com/eventstore-service/eventstore/modules/store/pgstore"
+	"github.com/eventstore-service/eventstore/modules/store/pgstore/pgtest"
 	"github.com/eventstore-service/eventstore/modules/store/storetest"
 )
 
@@ -209,5 +211,63 @@ func TestBeginReadsWhatOthersCommitted(t *testing.T) {
 	defer tx.Rollback()
 	if tx.Followed() != nil {
 		t.Fatalf("%d events followed beyond the limit", len(tx.Followed()))
+	}
+}
+
+// quiet hides the notifications of other nodes' commits from a store, so
+// that it learns of them when it commits (or polls).
+type quiet struct{ store.Backend }
+
+func (quiet) Changes() <-chan struct{} { return make(chan struct{}) }
+
+// TestOthersEventsAreServedFromMemory commits on one node, then on a
+// second, which reads the first node's events when it takes the head's
+// lock: with the database stopped, the second node still serves all of
+// them, from its window of recent events, byte for byte.
+func TestOthersEventsAreServedFromMemory(t *testing.T) {
+	cluster := pgtest.New(t, pgtest.Options{})
+	url, err := cluster.CreateDatabase(context.Background(), "window")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := node(t, url)
+	b := storetest.Start(t, func() (store.Backend, error) {
+		backend, err := opener(url)()
+		return quiet{backend}, err
+	})
+	var want []event.Record
+	for i := 0; i < 3; i++ {
+		records, err := a.Write(context.Background(), []event.Candidate{candidate(fmt.Sprintf("/window/%d", i), `{"n":1}`)}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, records...)
+	}
+	records, err := b.Write(context.Background(), []event.Candidate{candidate("/window/b", `{"n":2}`)}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = append(want, records...)
+	if records[0].ID != 3 {
+		t.Fatalf("the second node wrote id %d, want 3", records[0].ID)
+	}
+	if err := cluster.Stop(pgtest.Fast); err != nil {
+		t.Fatal(err)
+	}
+	it := b.Scan(store.Scan{From: 0, To: 3})
+	var got []event.Record
+	for it.Next() {
+		got = append(got, event.Record{ID: it.Record().ID, JSON: bytes.Clone(it.Record().JSON)})
+	}
+	if err := it.Close(); err != nil {
+		t.Fatalf("read with the database stopped: %v", err)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("read %d events with the database stopped, want %d", len(got), len(want))
+	}
+	for i := range want {
+		if got[i].ID != want[i].ID || !bytes.Equal(got[i].JSON, want[i].JSON) {
+			t.Fatalf("event %d read as %d %s, written as %s", i, got[i].ID, got[i].JSON, want[i].JSON)
+		}
 	}
 }
