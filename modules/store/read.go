@@ -34,7 +34,7 @@ type ReadOptions struct {
 
 // Read returns an iterator over the events durable now that match opts.
 func (s *Store) Read(opts ReadOptions) (RecordIterator, error) {
-	from, to, ok, err := s.Range(opts.Lower, opts.Upper, opts.FromLatest, s.visible())
+	from, to, ok, err := s.Range(opts.Lower, opts.Upper, opts.FromLatest, s.visible(math.MaxUint64))
 	if err != nil || !ok {
 		return emptyIterator{}, err
 	}
@@ -85,7 +85,7 @@ func (s *Store) Range(lower, upper *Bound, fromLatest *FromLatest, count uint64)
 // LatestID returns the id of the latest durable event with exactly subject
 // and type.
 func (s *Store) LatestID(subject, eventType string) (uint64, bool, error) {
-	count := s.visible()
+	count := s.visible(math.MaxUint64)
 	if count == 0 {
 		return 0, false, nil
 	}
@@ -95,16 +95,18 @@ func (s *Store) LatestID(subject, eventType string) (uint64, bool, error) {
 // Scan iterates the durable events selected by sc, whose To is capped at
 // the durable head. Recent events come from memory, older ones from storage.
 func (s *Store) Scan(sc Scan) RecordIterator {
-	return scanUpTo(s.backend, s.recent, s.visible(), sc)
+	return scanUpTo(s.backend, s.recent, s.visible(sc.To), sc)
 }
 
-// visible returns the number of events a read may see now: the durable
-// ones, and on a shared backend also those other nodes committed that this
-// store has not followed yet, so that a write acknowledged by any node is in
-// every later read on this one.
-func (s *Store) visible() uint64 {
+// visible returns the number of events a read of ids up to to may see now:
+// the durable ones, and on a shared backend also those other nodes
+// committed that this store has not followed yet, so that a write
+// acknowledged by any node is in every later read on this one. The shared
+// backend is asked only when the read reaches beyond the durable head: an
+// observer, which reads up to it, costs the database nothing.
+func (s *Store) visible(to uint64) uint64 {
 	n := s.Durable()
-	if s.shared {
+	if s.shared && to >= n {
 		if head, err := s.backend.Head(); err == nil && !head.Restoring && head.Count > n {
 			n = head.Count
 		}

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -29,7 +30,7 @@ type View struct {
 // View returns the state durable now. It stays the same however the log
 // grows; reads through it see nothing written later.
 func (s *Store) View() *View {
-	count := s.visible()
+	count := s.visible(math.MaxUint64)
 	version := s.schemas.version.Load()
 	ordered, schemas := s.schemas.ordered()
 	return &View{backend: s.backend, recent: s.recent, count: count, schemas: schemas, schemaVersion: version, ordered: ordered}

@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -269,5 +271,68 @@ func TestOthersEventsAreServedFromMemory(t *testing.T) {
 		if got[i].ID != want[i].ID || !bytes.Equal(got[i].JSON, want[i].JSON) {
 			t.Fatalf("event %d read as %d %s, written as %s", i, got[i].ID, got[i].JSON, want[i].JSON)
 		}
+	}
+}
+
+// counting counts the heads read from a backend.
+type counting struct {
+	store.Backend
+	heads atomic.Int64
+}
+
+func (c *counting) Head() (store.Head, error) {
+	c.heads.Add(1)
+	return c.Backend.Head()
+}
+
+// TestObserversDoNotAskTheDatabase reads the durable events on a node, as
+// an observer does after every commit, 100 times: the node does not ask
+// the database for its head (the timer that looks for other nodes' commits
+// may, once or twice). A read beyond the durable head asks it, and sees
+// what another node committed that this one has not followed yet.
+func TestObserversDoNotAskTheDatabase(t *testing.T) {
+	url := pg.Database(t)
+	var backend *counting
+	a := storetest.Start(t, func() (store.Backend, error) {
+		b, err := opener(url)()
+		backend = &counting{Backend: quiet{b}}
+		return backend, err
+	})
+	for i := 0; i < 3; i++ {
+		if _, err := a.Write(context.Background(), []event.Candidate{candidate("/observed", `{"n":1}`)}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	durable := a.Durable()
+	before := backend.heads.Load()
+	for i := 0; i < 100; i++ {
+		it := a.Scan(store.Scan{Subject: "/", Recursive: true, From: 0, To: durable - 1})
+		n := 0
+		for it.Next() {
+			n++
+		}
+		if err := it.Close(); err != nil || n != 3 {
+			t.Fatalf("read of the durable events: %d events, %v", n, err)
+		}
+	}
+	if asked := backend.heads.Load() - before; asked > 2 {
+		t.Fatalf("100 reads of durable events asked the database for its head %d times", asked)
+	}
+
+	b := node(t, url)
+	if _, err := b.Write(context.Background(), []event.Candidate{candidate("/observed", `{"n":2}`)}, nil); err != nil {
+		t.Fatal(err)
+	}
+	before = backend.heads.Load()
+	it := a.Scan(store.Scan{Subject: "/observed", From: 0, To: math.MaxUint64})
+	n := 0
+	for it.Next() {
+		n++
+	}
+	if err := it.Close(); err != nil || n != 4 {
+		t.Fatalf("read beyond the durable head after another node's write: %d events, %v", n, err)
+	}
+	if backend.heads.Load() == before {
+		t.Fatal("a read beyond the durable head did not ask the database")
 	}
 }
