@@ -166,14 +166,7 @@ func TestNodeStartsWhileAnotherWrites(t *testing.T) {
 func TestBeginReadsWhatOthersCommitted(t *testing.T) {
 	url := pg.Database(t)
 	a := node(t, url)
-	var want []event.Record
-	for i := 0; i < 3; i++ {
-		records, err := a.Write(context.Background(), []event.Candidate{candidate(fmt.Sprintf("/begin/%d", i), `{"n":1}`)}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want = append(want, records...)
-	}
+	want := writeEach(t, a, "/begin/0", "/begin/1", "/begin/2")
 	b, err := opener(url)()
 	if err != nil {
 		t.Fatal(err)
@@ -237,31 +230,16 @@ func TestOthersEventsAreServedFromMemory(t *testing.T) {
 		backend, err := opener(url)()
 		return quiet{backend}, err
 	})
-	var want []event.Record
-	for i := 0; i < 3; i++ {
-		records, err := a.Write(context.Background(), []event.Candidate{candidate(fmt.Sprintf("/window/%d", i), `{"n":1}`)}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want = append(want, records...)
-	}
-	records, err := b.Write(context.Background(), []event.Candidate{candidate("/window/b", `{"n":2}`)}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want = append(want, records...)
-	if records[0].ID != 3 {
-		t.Fatalf("the second node wrote id %d, want 3", records[0].ID)
+	want := writeEach(t, a, "/window/0", "/window/1", "/window/2")
+	want = append(want, writeEach(t, b, "/window/b")...)
+	if want[3].ID != 3 {
+		t.Fatalf("the second node wrote id %d, want 3", want[3].ID)
 	}
 	if err := cluster.Stop(pgtest.Fast); err != nil {
 		t.Fatal(err)
 	}
-	it := b.Scan(store.Scan{From: 0, To: 3})
-	var got []event.Record
-	for it.Next() {
-		got = append(got, event.Record{ID: it.Record().ID, JSON: bytes.Clone(it.Record().JSON)})
-	}
-	if err := it.Close(); err != nil {
+	got, err := scanAll(b, store.Scan{From: 0, To: 3})
+	if err != nil {
 		t.Fatalf("read with the database stopped: %v", err)
 	}
 	if len(got) != len(want) {
@@ -298,41 +276,49 @@ func TestObserversDoNotAskTheDatabase(t *testing.T) {
 		backend = &counting{Backend: quiet{b}}
 		return backend, err
 	})
-	for i := 0; i < 3; i++ {
-		if _, err := a.Write(context.Background(), []event.Candidate{candidate("/observed", `{"n":1}`)}, nil); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeEach(t, a, "/observed", "/observed", "/observed")
 	durable := a.Durable()
 	before := backend.heads.Load()
 	for i := 0; i < 100; i++ {
-		it := a.Scan(store.Scan{Subject: "/", Recursive: true, From: 0, To: durable - 1})
-		n := 0
-		for it.Next() {
-			n++
-		}
-		if err := it.Close(); err != nil || n != 3 {
-			t.Fatalf("read of the durable events: %d events, %v", n, err)
+		if got, err := scanAll(a, store.Scan{Subject: "/", Recursive: true, From: 0, To: durable - 1}); err != nil || len(got) != 3 {
+			t.Fatalf("read of the durable events: %d events, %v", len(got), err)
 		}
 	}
 	if asked := backend.heads.Load() - before; asked > 2 {
 		t.Fatalf("100 reads of durable events asked the database for its head %d times", asked)
 	}
 
-	b := node(t, url)
-	if _, err := b.Write(context.Background(), []event.Candidate{candidate("/observed", `{"n":2}`)}, nil); err != nil {
-		t.Fatal(err)
-	}
+	writeEach(t, node(t, url), "/observed")
 	before = backend.heads.Load()
-	it := a.Scan(store.Scan{Subject: "/observed", From: 0, To: math.MaxUint64})
-	n := 0
-	for it.Next() {
-		n++
-	}
-	if err := it.Close(); err != nil || n != 4 {
-		t.Fatalf("read beyond the durable head after another node's write: %d events, %v", n, err)
+	if got, err := scanAll(a, store.Scan{Subject: "/observed", From: 0, To: math.MaxUint64}); err != nil || len(got) != 4 {
+		t.Fatalf("read beyond the durable head after another node's write: %d events, %v", len(got), err)
 	}
 	if backend.heads.Load() == before {
 		t.Fatal("a read beyond the durable head did not ask the database")
 	}
+}
+
+// writeEach writes an event to each subject on s, one request each, and
+// returns their records.
+func writeEach(t testing.TB, s *store.Store, subjects ...string) []event.Record {
+	t.Helper()
+	var written []event.Record
+	for i, subject := range subjects {
+		records, err := s.Write(context.Background(), []event.Candidate{candidate(subject, fmt.Sprintf(`{"n":%d}`, i))}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		written = append(written, records...)
+	}
+	return written
+}
+
+// scanAll returns the records s reads for sc.
+func scanAll(s *store.Store, sc store.Scan) ([]event.Record, error) {
+	it := s.Scan(sc)
+	var records []event.Record
+	for it.Next() {
+		records = append(records, event.Record{ID: it.Record().ID, JSON: bytes.Clone(it.Record().JSON)})
+	}
+	return records, it.Close()
 }
