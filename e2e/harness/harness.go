@@ -109,6 +109,14 @@ func (b *lockedBuffer) String() string {
 	return b.buf.String()
 }
 
+// tempEnv returns the environment of a process the test starts, whose
+// temporary files (a --data-directory-temporary, above all) go to a
+// directory of the test: a process the test kills cannot remove its own,
+// and each run of the tests left gigabytes of them behind.
+func tempEnv(t testing.TB) []string {
+	return append(os.Environ(), "TMPDIR="+t.TempDir())
+}
+
 // Start runs the binary with args and waits until it announces that it is
 // running. The process is killed when the test ends, if still running.
 func Start(t testing.TB, bin string, args ...string) *Instance {
@@ -126,6 +134,7 @@ func Launch(t testing.TB, bin string, args ...string) *Instance {
 	t.Helper()
 	inst := &Instance{t: t, exited: make(chan struct{}), newLine: make(chan struct{}), Client: NewClient()}
 	inst.cmd = exec.Command(bin, args...)
+	inst.cmd.Env = tempEnv(t)
 	inst.cmd.Stderr = &inst.stderr
 	stdout, err := inst.cmd.StdoutPipe()
 	if err != nil {
@@ -386,6 +395,7 @@ func (inst *Instance) Stderr() string { return inst.stderr.String() }
 func Run(t testing.TB, bin string, timeout time.Duration, args ...string) (int, string, string) {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
+	cmd.Env = tempEnv(t)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Start(); err != nil {
