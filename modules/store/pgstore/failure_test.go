@@ -24,11 +24,7 @@ import (
 // looked up), afterwards they succeed again without a restart of the store,
 // and every acknowledged event is stored exactly once.
 func TestDatabaseRestartUnderLoad(t *testing.T) {
-	cluster := pgtest.New(t, pgtest.Options{})
-	url, err := cluster.CreateDatabase(context.Background(), "restart")
-	if err != nil {
-		t.Fatal(err)
-	}
+	cluster, url := ownCluster(t, "restart")
 	s := node(t, url)
 	var (
 		mu    sync.Mutex

@@ -50,3 +50,15 @@ func verify(t testing.TB, url string) uint64 {
 	}
 	return n
 }
+
+// ownCluster starts a cluster of the test's own, for a test that stops or
+// restarts it, and returns it with the URL of a new database on it.
+func ownCluster(t testing.TB, database string) (*pgtest.Cluster, string) {
+	t.Helper()
+	cluster := pgtest.New(t, pgtest.Options{})
+	url, err := cluster.CreateDatabase(context.Background(), database)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cluster, url
+}

@@ -220,11 +220,7 @@ func (quiet) Changes() <-chan struct{} { return make(chan struct{}) }
 // lock: with the database stopped, the second node still serves all of
 // them, from its window of recent events, byte for byte.
 func TestOthersEventsAreServedFromMemory(t *testing.T) {
-	cluster := pgtest.New(t, pgtest.Options{})
-	url, err := cluster.CreateDatabase(context.Background(), "window")
-	if err != nil {
-		t.Fatal(err)
-	}
+	cluster, url := ownCluster(t, "window")
 	a := node(t, url)
 	b := storetest.Start(t, func() (store.Backend, error) {
 		backend, err := opener(url)()
