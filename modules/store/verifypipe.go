@@ -84,6 +84,9 @@ func runPipeline(ctx context.Context, b Backend, to uint64, schemas map[string]*
 	}
 	for i := uint64(0); ; i++ {
 		c := &p.slots[i%uint64(len(p.slots))]
+		if err := ctx.Err(); err != nil {
+			return err // select below would take a chunk done as well as ctx done
+		}
 		select {
 		case <-c.done:
 		case <-ctx.Done():
