@@ -39,16 +39,23 @@ func candidate(subject string, data string) event.Candidate {
 // verify checks the whole database at url with store.Verify.
 func verify(t testing.TB, url string) uint64 {
 	t.Helper()
+	n, err := verifyErr(t, url)
+	if err != nil {
+		t.Fatalf("verify: %v", err)
+	}
+	return n
+}
+
+// verifyErr checks the whole database at url with store.Verify and
+// returns what it found.
+func verifyErr(t testing.TB, url string) (uint64, error) {
+	t.Helper()
 	b, err := pgstore.Open(context.Background(), url, zap.NewNop(), pgstore.Options{Snapshot: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	n, err := storetest.Verify(context.Background(), b)
-	if err != nil {
-		t.Fatalf("verify: %v", err)
-	}
-	return n
+	return storetest.Verify(context.Background(), b)
 }
 
 // ownCluster starts a cluster of the test's own, for a test that stops or

@@ -2,27 +2,34 @@ package pgstore_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"math"
+	"slices"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/eventstore-service/eventstore/modules/event"
+	"github.com/eventstore-service/eventstore/modules/store"
 	"github.com/eventstore-service/eventstore/modules/store/pgstore"
 	"github.com/eventstore-service/eventstore/modules/store/storetest"
 )
 
-// TestVersion1IsMigrated opens a database of schema version 1 (with the
-// index by subject and type): the node migrates it to the current version,
-// which has no such index, and the events of a subject with a type are
-// found as before, by the subject's index.
+// TestVersion1IsMigrated opens a database of schema version 1 (events
+// indexed by subject, by type and by both): the node migrates it to the
+// current version, whose runs of subjects and types replace the indexes,
+// and the events of a subject, of a type and of both are found as before.
 func TestVersion1IsMigrated(t *testing.T) {
 	url := pg.Database(t)
 	s := node(t, url)
-	for i, eventType := range []string{"io.example.a", "io.example.b", "io.example.a", "io.example.c"} {
-		c := candidate("/migrated", fmt.Sprintf(`{"i":%d}`, i))
-		c.Type = eventType
-		if _, err := s.Write(context.Background(), []event.Candidate{c}, nil); err != nil {
+	types := []string{"io.example.a", "io.example.b", "io.example.a", "io.example.a", "io.example.c"}
+	for i, eventType := range types {
+		batch := []event.Candidate{candidate("/migrated", fmt.Sprintf(`{"i":%d}`, i)), candidate("/migrated", `{}`), candidate("/other", `{}`)}
+		for j := range batch {
+			batch[j].Type = eventType
+		}
+		if _, err := s.Write(context.Background(), batch, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -30,7 +37,10 @@ func TestVersion1IsMigrated(t *testing.T) {
 
 	// Back to version 1, as a release of that version left it.
 	database := databaseOf(url)
-	if err := pg.Cluster(t).Exec(context.Background(), database, `CREATE INDEX events_subject_type ON eventstore.events (subject, type, id);
+	if err := pg.Cluster(t).Exec(context.Background(), database, `DROP TABLE eventstore.subject_runs, eventstore.type_runs;
+CREATE INDEX events_subject ON eventstore.events (subject, id);
+CREATE INDEX events_type ON eventstore.events (type, id);
+CREATE INDEX events_subject_type ON eventstore.events (subject, type, id);
 UPDATE eventstore.meta SET value = '1' WHERE key = 'version'`); err != nil {
 		t.Fatal(err)
 	}
@@ -42,17 +52,21 @@ UPDATE eventstore.meta SET value = '1' WHERE key = 'version'`); err != nil {
 	}
 	defer conn.Close(context.Background())
 	var (
-		version string
-		index   bool
+		version                        string
+		indexes, subjectRuns, typeRuns int
 	)
-	if err := conn.QueryRow(context.Background(), `SELECT value, to_regclass('eventstore.events_subject_type') IS NOT NULL
-FROM eventstore.meta WHERE key = 'version'`).Scan(&version, &index); err != nil {
+	if err := conn.QueryRow(context.Background(), `SELECT value,
+	(SELECT count(*) FROM pg_indexes WHERE schemaname = 'eventstore' AND tablename = 'events'),
+	(SELECT count(*) FROM eventstore.subject_runs), (SELECT count(*) FROM eventstore.type_runs)
+FROM eventstore.meta WHERE key = 'version'`).Scan(&version, &indexes, &subjectRuns, &typeRuns); err != nil {
 		t.Fatal(err)
 	}
-	if version != fmt.Sprint(pgstore.SchemaVersion) || index {
-		t.Fatalf("after the migration: version %s, index by subject and type present: %v", version, index)
+	// Runs: /migrated and /other alternate, five each; the types a, b, a a, c.
+	if version != fmt.Sprint(pgstore.SchemaVersion) || indexes != 1 || subjectRuns != 10 || typeRuns != 4 {
+		t.Fatalf("after the migration: version %s, %d indexes of events (want the primary key alone), %d runs of subjects (want 10), %d of types (want 4)",
+			version, indexes, subjectRuns, typeRuns)
 	}
-	for eventType, want := range map[string]uint64{"io.example.a": 2, "io.example.b": 1, "io.example.c": 3} {
+	for eventType, want := range map[string]uint64{"io.example.a": 10, "io.example.b": 4, "io.example.c": 13} {
 		id, found, err := s.LatestID("/migrated", eventType)
 		if err != nil || !found || id != want {
 			t.Errorf("latest %s of /migrated: %d, %v, %v; want %d", eventType, id, found, err, want)
@@ -61,8 +75,76 @@ FROM eventstore.meta WHERE key = 'version'`).Scan(&version, &index); err != nil 
 	if _, found, err := s.LatestID("/migrated", "io.example.none"); err != nil || found {
 		t.Errorf("latest of a type /migrated has no event of: found %v, %v", found, err)
 	}
+	for _, c := range []struct {
+		scan store.Scan
+		want []uint64
+	}{
+		{store.Scan{Subject: "/other", To: math.MaxUint64}, []uint64{2, 5, 8, 11, 14}},
+		{store.Scan{Type: "io.example.a", To: math.MaxUint64}, []uint64{0, 1, 2, 6, 7, 8, 9, 10, 11}},
+		{store.Scan{Subject: "/migrated", Type: "io.example.a", From: 1, To: 9, Descending: true}, []uint64{9, 7, 6, 1}},
+	} {
+		records, err := scanAll(s, c.scan)
+		if got := ids(records); err != nil || !slices.Equal(got, c.want) {
+			t.Errorf("scan %+v: %v, %v; want %v", c.scan, got, err, c.want)
+		}
+	}
 	storetest.Close(t, s)
-	if n := verify(t, url); n != 4 {
+	if n := verify(t, url); n != 15 {
 		t.Fatalf("verify after the migration: %d events", n)
+	}
+}
+
+func ids(records []event.Record) []uint64 {
+	out := make([]uint64, len(records))
+	for i, r := range records {
+		out[i] = r.ID
+	}
+	return out
+}
+
+// TestVerifyChecksRuns damages the runs of a verified database in each way
+// a run can be wrong: verify reports each as corruption.
+func TestVerifyChecksRuns(t *testing.T) {
+	url := pg.Database(t)
+	s := node(t, url)
+	batch := []event.Candidate{candidate("/a", `{}`), candidate("/a", `{}`), candidate("/b", `{}`)}
+	for range 2 {
+		if _, err := s.Write(context.Background(), batch, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	storetest.Close(t, s)
+	verify(t, url)
+	database := databaseOf(url)
+	for _, damage := range []struct{ name, sql, undo string }{
+		{"a run missing",
+			"DELETE FROM eventstore.subject_runs WHERE last_id = 2",
+			"INSERT INTO eventstore.subject_runs VALUES ('/b', 2, 2)"},
+		{"a run of another subject",
+			"UPDATE eventstore.subject_runs SET subject = '/b' WHERE last_id = 1",
+			"UPDATE eventstore.subject_runs SET subject = '/a' WHERE last_id = 1"},
+		{"a run longer than its events",
+			"UPDATE eventstore.type_runs SET last_id = 6 WHERE last_id = 5",
+			"UPDATE eventstore.type_runs SET last_id = 5 WHERE last_id = 6"},
+		{"runs that overlap",
+			"INSERT INTO eventstore.subject_runs VALUES ('/a', 0, 0)",
+			"DELETE FROM eventstore.subject_runs WHERE last_id = 0"},
+		{"a run backwards",
+			"UPDATE eventstore.subject_runs SET first_id = 4, last_id = 3 WHERE last_id = 4",
+			"UPDATE eventstore.subject_runs SET first_id = 3, last_id = 4 WHERE last_id = 3"},
+	} {
+		if err := pg.Cluster(t).Exec(context.Background(), database, damage.sql); err != nil {
+			t.Fatal(err)
+		}
+		var corrupt *store.CorruptionError
+		if _, err := verifyErr(t, url); !errors.As(err, &corrupt) {
+			t.Errorf("%s: verify says %v, want a corruption error", damage.name, err)
+		} else {
+			t.Logf("%s: %v", damage.name, err)
+		}
+		if err := pg.Cluster(t).Exec(context.Background(), database, damage.undo); err != nil {
+			t.Fatal(err)
+		}
+		verify(t, url)
 	}
 }

@@ -19,8 +19,8 @@ const (
 	pageBytes     = 2 << 20
 )
 
-// recordPages iterates the rows (id, bytes) of a statement of
-// recordPageSQL, page by page, in id order.
+// recordPages iterates the rows (id, bytes) of a statement of scanSQL,
+// page by page, in id order.
 type recordPages struct {
 	q          querier
 	sql        string
@@ -37,9 +37,9 @@ type recordPages struct {
 	pos     int
 }
 
-func newRecordPages(q querier, column, filter string, args []any, from, to uint64, descending bool) *recordPages {
+func newRecordPages(q querier, sql string, args []any, from, to uint64, descending bool) *recordPages {
 	return &recordPages{
-		q: q, sql: recordPageSQL(column, filter, descending), args: args,
+		q: q, sql: sql, args: args,
 		lo: toInt64(from), hi: toInt64(to), descending: descending,
 		limit: firstPageRows, done: from > to, pos: -1,
 	}

@@ -236,8 +236,8 @@ func scanHead(row pgx.Row) (store.Head, error) {
 }
 
 // Reset empties the database's log in one transaction under the head's
-// lock: events, subjects, event types, schemas; the head starts over (its
-// commit count goes on, so that the other nodes notice).
+// lock: events, their runs, subjects, event types, schemas; the head
+// starts over (its commit count goes on, so that the other nodes notice).
 func (b *Backend) Reset() error {
 	if b.snapshot != nil {
 		return errors.New("a snapshot backend is read-only")
@@ -247,7 +247,7 @@ func (b *Backend) Reset() error {
 	err := pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
 		batch := &pgx.Batch{}
 		batch.Queue("SELECT 1 FROM eventstore.head FOR UPDATE")
-		batch.Queue("TRUNCATE eventstore.events, eventstore.subjects, eventstore.event_types, eventstore.schemas")
+		batch.Queue("TRUNCATE eventstore.events, eventstore.subject_runs, eventstore.type_runs, eventstore.subjects, eventstore.event_types, eventstore.schemas")
 		batch.Queue("UPDATE eventstore.head SET event_count = 0, last_hash = $1, last_time_ns = 0, commits = commits + 1, schema_count = 0, restoring = false", event.ZeroHash)
 		batch.Queue("SELECT pg_notify($1, $2)", channel, b.instance)
 		return tx.SendBatch(ctx, batch).Close()

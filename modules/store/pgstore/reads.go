@@ -37,21 +37,21 @@ func (b *Backend) Record(id uint64) (event.Record, bool, error) {
 }
 
 // LatestID returns the highest id up to maxID of an event with exactly
-// subject and, unless eventType is "", exactly eventType.
+// subject and, unless eventType is "", exactly eventType. Without a type
+// it reads the subject's runs alone; with one, it walks the subject's
+// events back from maxID (scanSQL) to the first of the type.
 func (b *Backend) LatestID(subject, eventType string, maxID uint64) (uint64, bool, error) {
 	if !storable(subject, eventType) {
 		return 0, false, nil
 	}
+	sql, args := runsSQL("", subjectRuns, "e.type = $5", true), []any{subject, eventType}
+	if eventType == "" {
+		sql, args = latestRunSQL, []any{subject}
+	}
 	ctx, cancel := timeout()
 	defer cancel()
-	var row pgx.Row
-	if eventType == "" {
-		row = b.q.QueryRow(ctx, "SELECT id FROM eventstore.events WHERE subject = $1 AND id <= $2 ORDER BY id DESC LIMIT 1", subject, toInt64(maxID))
-	} else {
-		row = b.q.QueryRow(ctx, "SELECT id FROM eventstore.events WHERE subject = $1 AND type = $2 AND id <= $3 ORDER BY id DESC LIMIT 1", subject, eventType, toInt64(maxID))
-	}
 	var id int64
-	err := row.Scan(&id)
+	err := b.q.QueryRow(ctx, sql, append([]any{int64(0), toInt64(maxID), 1}, args...)...).Scan(&id)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return 0, false, nil
 	}
@@ -81,47 +81,49 @@ func (b *Backend) Schemas() ([]store.SchemaWritten, error) {
 	return out, wrap(rows.Err(), "read schemas")
 }
 
-// Scan iterates the records selected by s, page by page (recordPages): an
-// index range of (subject, id), (type, id) or (subject, type, id), the
-// subject range of a subtree or prefix, or the primary key for every event.
+// Scan iterates the records selected by s, page by page (recordPages): by
+// the runs of a subject or a type (runsSQL), or along the log, filtered by
+// subject, for every event, a subtree or a subject prefix (logSQL).
 func (b *Backend) Scan(s store.Scan) store.RecordIterator {
-	filter, args, err := scanFilter(s)
+	sql, args, err := scanSQL(", e.record", s)
 	if err != nil {
 		return &recordPages{err: err, done: true}
 	}
-	if filter == "false" || s.From > math.MaxInt64 {
+	if sql == "" || s.From > math.MaxInt64 {
 		return &recordPages{done: true}
 	}
-	return newRecordPages(b.q, "record", filter, args, s.From, s.To, s.Descending)
+	return newRecordPages(b.q, sql, args, s.From, s.To, s.Descending)
 }
 
-// scanFilter returns the condition on subject and type that selects the
-// events of s, with its arguments from $4 on; "false" selects nothing.
-func scanFilter(s store.Scan) (string, []any, error) {
+// scanSQL returns the statement of a page of s: e.id and columns of the
+// events of s with ids from $1 to $2, at most $3 of them, in the order of
+// s, with its arguments from $4 on; "" when no event can match.
+func scanSQL(columns string, s store.Scan) (string, []any, error) {
 	if !storable(s.Subject, s.Type, s.SubjectPrefix) {
-		return "false", nil, nil // PostgreSQL's text holds no such string
+		return "", nil, nil // PostgreSQL's text holds no such string
 	}
+	desc := s.Descending
 	switch {
 	case s.SubjectPrefix != "" && s.SubjectPrefix != "/":
 		if end, ok := prefixEnd(s.SubjectPrefix); ok {
-			return "subject >= $4 AND subject < $5", []any{s.SubjectPrefix, end}, nil
+			return logSQL(columns, "e.subject >= $4 AND e.subject < $5", desc), []any{s.SubjectPrefix, end}, nil
 		}
-		return "subject >= $4", []any{s.SubjectPrefix}, nil
+		return logSQL(columns, "e.subject >= $4", desc), []any{s.SubjectPrefix}, nil
 	case s.SubjectPrefix != "":
-		return "true", nil, nil
+		return logSQL(columns, "true", desc), nil, nil
 	case s.Type != "" && s.Subject == "":
-		return "type = $4", []any{s.Type}, nil
+		return runsSQL(columns, typeRuns, "", desc), []any{s.Type}, nil
 	case s.Type != "" && !s.Recursive:
-		return "subject = $4 AND type = $5", []any{s.Subject, s.Type}, nil
+		return runsSQL(columns, subjectRuns, "e.type = $5", desc), []any{s.Subject, s.Type}, nil
 	case s.Type != "":
 		return "", nil, errors.New("a scan by type takes no recursive subject")
 	case s.Subject == "" || (s.Subject == "/" && s.Recursive):
-		return "true", nil, nil
+		return logSQL(columns, "true", desc), nil, nil
 	case !s.Recursive:
-		return "subject = $4", []any{s.Subject}, nil
+		return runsSQL(columns, subjectRuns, "", desc), []any{s.Subject}, nil
 	}
 	// The descendants of s lie in [s/, s0): '0' follows '/' in byte order.
-	return "(subject = $4 OR (subject >= $5 AND subject < $6))", []any{s.Subject, s.Subject + "/", s.Subject + "0"}, nil
+	return logSQL(columns, "(e.subject = $4 OR (e.subject >= $5 AND e.subject < $6))", desc), []any{s.Subject, s.Subject + "/", s.Subject + "0"}, nil
 }
 
 // storable reports whether PostgreSQL's text can hold every string: valid
@@ -154,13 +156,53 @@ func prefixEnd(prefix string) (string, bool) {
 
 func toInt64(id uint64) int64 { return int64(min(id, math.MaxInt64)) }
 
-// recordPageSQL returns the statement of one page: column (the record, or
-// what the verifier reads) of the events with ids from $1 to $2 that match
-// filter, at most $3 of them, in id order.
-func recordPageSQL(column, filter string, descending bool) string {
-	order := "id"
+// runs is a table of runs: for each maximal sequence of consecutive ids
+// whose events share the value of key (one commit's, see indexByRuns),
+// the value with the first and the last id, keyed by (key, last_id).
+type runs struct {
+	table, key string
+	value      func(store.Written) string // the key of an event
+}
+
+var (
+	subjectRuns = runs{"eventstore.subject_runs", "subject", func(w store.Written) string { return w.Subject }}
+	typeRuns    = runs{"eventstore.type_runs", "type", func(w store.Written) string { return w.Type }}
+)
+
+// within is the condition on the runs r of the value $4 that overlap the
+// ids $1 to $2: those whose last id lies from $1 up to the first last id
+// at or above $2 (the run holding $2 ends there, or the next one). Both
+// ends bound the scan of the runs' key, whichever way a read goes.
+func (r runs) within() string {
+	return fmt.Sprintf("r.%[2]s = $4 AND r.last_id BETWEEN $1 AND coalesce((SELECT last_id FROM %[1]s WHERE %[2]s = $4 AND last_id >= $2 ORDER BY last_id LIMIT 1), $2)", r.table, r.key)
+}
+
+// runsSQL returns the statement of a page (scanSQL) that reads the events
+// of the runs within $1 to $2 by id, filtered by filter unless it is "".
+// Runs do not overlap, so the order of (last id, id) is the order of ids.
+func runsSQL(columns string, r runs, filter string, descending bool) string {
+	order := "r.last_id, e.id"
 	if descending {
-		order = "id DESC"
+		order = "r.last_id DESC, e.id DESC"
 	}
-	return fmt.Sprintf("SELECT id, %s FROM eventstore.events WHERE id BETWEEN $1 AND $2 AND %s ORDER BY %s LIMIT $3", column, filter, order)
+	if filter != "" {
+		filter = " AND " + filter
+	}
+	return fmt.Sprintf(`SELECT e.id%s FROM %s r
+JOIN eventstore.events e ON e.id BETWEEN greatest(r.first_id, $1) AND least(r.last_id, $2)
+WHERE %s%s ORDER BY %s LIMIT $3`, columns, r.table, r.within(), filter, order)
+}
+
+// latestRunSQL selects the highest id up to $2 of the subject $4 from its
+// runs alone ($1 is 0, $3 is 1).
+var latestRunSQL = fmt.Sprintf("SELECT least(r.last_id, $2) FROM %s r WHERE %s AND r.first_id <= $2 ORDER BY r.last_id DESC LIMIT $3", subjectRuns.table, subjectRuns.within())
+
+// logSQL returns the statement of a page (scanSQL) that walks the log
+// along its primary key and filters its events by filter.
+func logSQL(columns, filter string, descending bool) string {
+	order := "e.id"
+	if descending {
+		order = "e.id DESC"
+	}
+	return fmt.Sprintf("SELECT e.id%s FROM eventstore.events e WHERE e.id BETWEEN $1 AND $2 AND %s ORDER BY %s LIMIT $3", columns, filter, order)
 }

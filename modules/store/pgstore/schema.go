@@ -16,7 +16,7 @@ import (
 // SchemaVersion is the version of the database schema this binary uses.
 // The database records its version in eventstore.meta; Open migrates an
 // older one, one step per version, and refuses a newer one.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // Schema is the PostgreSQL schema that holds the tables.
 const Schema = "eventstore"
@@ -44,14 +44,16 @@ func (e *VersionError) Error() string {
 var migrations = []func(ctx context.Context, tx pgx.Tx) error{
 	0: createSchema,
 	1: dropSubjectTypeIndex,
+	2: indexByRuns,
 }
 
 // createSchema creates the tables of version 1:
 //
 //	head        the one row every commit locks: event count, last hash, last time, commits,
 //	            registered schemas, and whether a restore is writing the log
-//	events      the records with their subject and type, indexed by (subject, id),
-//	            (type, id) and, until version 2, (subject, type, id)
+//	events      the records with their subject and type, indexed by (subject, id)
+//	            and (type, id) until version 3 (indexByRuns), and by (subject, type,
+//	            id) until version 2
 //	subjects    every subject with events, with its tree key (store.TreeKey)
 //	event_types every type of an event
 //	schemas     the registered schemas, with the commit that registered them and
@@ -105,6 +107,43 @@ CREATE TABLE eventstore.schemas (
 // subject and a type reads the subject's events in the range.
 func dropSubjectTypeIndex(ctx context.Context, tx pgx.Tx) error {
 	_, err := tx.Exec(ctx, "DROP INDEX eventstore.events_subject_type")
+	return err
+}
+
+// indexByRuns moves version 2 to 3: the indexes of events by (subject, id)
+// and (type, id), two index entries an event and half of what PostgreSQL
+// spent inserting it, give way to runs: subject_runs and type_runs hold,
+// for each maximal sequence of consecutive ids with one subject (type),
+// its first and last id, keyed by (subject, last_id) and (type, last_id).
+// A commit adds its runs, one for a batch on one subject however large; a
+// read of a subject or a type walks its runs and reads each run's events
+// by id. Runs of this migration may span commits; the commits after it add
+// runs of their own events only.
+func indexByRuns(ctx context.Context, tx pgx.Tx) error {
+	_, err := tx.Exec(ctx, `
+CREATE TABLE eventstore.subject_runs (
+	subject text COLLATE "C" NOT NULL,
+	first_id bigint NOT NULL,
+	last_id bigint NOT NULL,
+	PRIMARY KEY (subject, last_id)
+);
+CREATE TABLE eventstore.type_runs (
+	type text COLLATE "C" NOT NULL,
+	first_id bigint NOT NULL,
+	last_id bigint NOT NULL,
+	PRIMARY KEY (type, last_id)
+);
+INSERT INTO eventstore.subject_runs
+SELECT subject, min(id), max(id)
+FROM (SELECT subject, id, id - row_number() OVER (PARTITION BY subject ORDER BY id) AS run FROM eventstore.events) e
+GROUP BY subject, run;
+INSERT INTO eventstore.type_runs
+SELECT type, min(id), max(id)
+FROM (SELECT type, id, id - row_number() OVER (PARTITION BY type ORDER BY id) AS run FROM eventstore.events) e
+GROUP BY type, run;
+DROP INDEX eventstore.events_subject;
+DROP INDEX eventstore.events_type;
+`)
 	return err
 }
 

@@ -248,6 +248,10 @@ SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bytea[])`, ids, s
 SELECT * FROM unnest($1::text[], $2::text[]) ON CONFLICT DO NOTHING`, newSubjects, treeKeys)
 		batch.Queue(`INSERT INTO eventstore.event_types (type)
 SELECT * FROM unnest($1::text[]) ON CONFLICT DO NOTHING`, newTypes)
+		for _, r := range []runs{subjectRuns, typeRuns} {
+			keys, firsts, lasts := r.of(records)
+			batch.Queue("INSERT INTO "+r.table+" SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[])", keys, firsts, lasts)
+		}
 	}
 	for _, s := range schemas {
 		batch.Queue("INSERT INTO eventstore.schemas (event_type, raw, commits) VALUES ($1, $2, $3)", s.Type, s.Raw, int64(head.Commits))
@@ -257,6 +261,21 @@ SELECT * FROM unnest($1::text[]) ON CONFLICT DO NOTHING`, newTypes)
 	batch.Queue("SELECT pg_notify($1, $2)", channel, instance)
 	batch.Queue("COMMIT")
 	return batch
+}
+
+// of returns the runs of records, which have consecutive ids: the value of
+// each, with its first and last id.
+func (r runs) of(records []store.Written) (keys []string, firsts, lasts []int64) {
+	for i, w := range records {
+		key := r.value(w)
+		id := int64(w.Record.ID)
+		if i > 0 && key == keys[len(keys)-1] {
+			lasts[len(lasts)-1] = id
+			continue
+		}
+		keys, firsts, lasts = append(keys, key), append(firsts, id), append(lasts, id)
+	}
+	return keys, firsts, lasts
 }
 
 // distinct returns the subjects and the types of records, each once.

@@ -14,8 +14,9 @@ import (
 // itself: the subject and type columns of every event against its record,
 // and the subjects and event_types tables against the events (every name
 // listed has events, every name of an event is listed, every tree key is
-// store.TreeKey of its subject), and that no schema claims a commit beyond
-// the head. PostgreSQL's own indexes are its business (amcheck checks them).
+// store.TreeKey of its subject), the runs of subjects and types against
+// the events (runs.checks), and that no schema claims a commit beyond the
+// head. PostgreSQL's own indexes are its business (amcheck checks them).
 type Verifier struct {
 	*Backend
 	columns *recordPages // id, subject 0x00 type of every event
@@ -31,7 +32,8 @@ func (b *Backend) NewIndexVerifier() store.IndexVerifier { return NewVerifier(b)
 
 // NewVerifier returns a Verifier over b, to pass to store.Verify.
 func NewVerifier(b *Backend) *Verifier {
-	columns := newRecordPages(b.q, "convert_to(subject, 'UTF8') || '\\x00'::bytea || convert_to(type, 'UTF8')", "true", nil, 0, math.MaxUint64, false)
+	sql := logSQL(", convert_to(e.subject, 'UTF8') || '\\x00'::bytea || convert_to(e.type, 'UTF8')", "true", false)
+	columns := newRecordPages(b.q, sql, nil, 0, math.MaxUint64, false)
 	return &Verifier{Backend: b, columns: columns}
 }
 
@@ -72,7 +74,7 @@ func (v *Verifier) Finish() error {
 }
 
 // finishChecks each select the first name that shows a problem.
-var finishChecks = []struct{ sql, problem string }{
+var finishChecks = append([]struct{ sql, problem string }{
 	{"SELECT s.subject FROM eventstore.subjects s WHERE NOT EXISTS (SELECT FROM eventstore.events e WHERE e.subject = s.subject) LIMIT 1",
 		"the subjects table lists %q, which has no events"},
 	{"SELECT e.subject FROM eventstore.events e WHERE NOT EXISTS (SELECT FROM eventstore.subjects s WHERE s.subject = e.subject) LIMIT 1",
@@ -87,6 +89,21 @@ var finishChecks = []struct{ sql, problem string }{
 		"the schema of %q claims a commit beyond the head"},
 	{"SELECT h.schema_count::text FROM eventstore.head h WHERE h.schema_count <> (SELECT count(*) FROM eventstore.schemas)",
 		"the head counts %s schemas, the schemas table holds another number"},
+}, append(subjectRuns.checks(), typeRuns.checks()...)...)
+
+// checks select the first sign of runs that do not index the events
+// exactly: every event lies in a run of its value, no run is empty, and
+// the runs hold as many ids as there are events, so none holds an id
+// twice, an id of an event of another value or an id without an event.
+func (r runs) checks() []struct{ sql, problem string } {
+	return []struct{ sql, problem string }{
+		{fmt.Sprintf("SELECT e.id::text FROM eventstore.events e WHERE NOT EXISTS (SELECT FROM %[1]s r WHERE r.%[2]s = e.%[2]s AND r.last_id >= e.id AND r.first_id <= e.id) LIMIT 1", r.table, r.key),
+			"event %s lies in no run of " + r.table},
+		{fmt.Sprintf("SELECT %[2]s FROM %[1]s WHERE first_id > last_id LIMIT 1", r.table, r.key),
+			"%q has a run in " + r.table + " that ends before it starts"},
+		{fmt.Sprintf("SELECT n::text FROM (SELECT coalesce(sum(last_id - first_id + 1), 0) AS n FROM %s) r WHERE n <> (SELECT count(*) FROM eventstore.events)", r.table),
+			"the runs of " + r.table + " hold %s ids, the events table another number of events"},
+	}
 }
 
 func corrupt(format string, args ...any) error {
