@@ -39,7 +39,7 @@ func (b *Backend) Record(id uint64) (event.Record, bool, error) {
 // LatestID returns the highest id up to maxID of an event with exactly
 // subject and, unless eventType is "", exactly eventType. Without a type
 // it reads the subject's runs alone; with one, it walks the subject's
-// events back from maxID (scanSQL) to the first of the type.
+// events back from maxID (runsSQL) to the first of the type.
 func (b *Backend) LatestID(subject, eventType string, maxID uint64) (uint64, bool, error) {
 	if !storable(subject, eventType) {
 		return 0, false, nil
@@ -156,9 +156,10 @@ func prefixEnd(prefix string) (string, bool) {
 
 func toInt64(id uint64) int64 { return int64(min(id, math.MaxInt64)) }
 
-// runs is a table of runs: for each maximal sequence of consecutive ids
-// whose events share the value of key (one commit's, see indexByRuns),
-// the value with the first and the last id, keyed by (key, last_id).
+// runs is a table of runs: for each sequence of consecutive ids whose
+// events share the value of key (within a commit, or as the migration
+// found them, see indexByRuns), the value with the first and the last id,
+// keyed by (key, last_id).
 type runs struct {
 	table, key string
 	value      func(store.Written) string // the key of an event
