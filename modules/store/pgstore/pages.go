@@ -77,6 +77,7 @@ func (p *recordPages) fetch() {
 	var (
 		id   int64
 		raw  pgtype.DriverBytes
+		n    int // rows, selected or not
 		full bool
 	)
 	for rows.Next() {
@@ -84,6 +85,10 @@ func (p *recordPages) fetch() {
 			rows.Close()
 			p.err = wrap(err, "read events")
 			return
+		}
+		n++
+		if raw == nil {
+			continue // read, not selected (scanSQL)
 		}
 		p.buf = append(p.buf, raw...)
 		p.ends = append(p.ends, len(p.buf))
@@ -102,7 +107,6 @@ func (p *recordPages) fetch() {
 		p.records[i].JSON = p.buf[start:p.ends[i]:p.ends[i]]
 		start = p.ends[i]
 	}
-	n := len(p.records)
 	switch {
 	case n < p.limit && !full:
 		p.done = true

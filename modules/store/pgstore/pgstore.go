@@ -148,9 +148,12 @@ func poolConfig(url string, opts Options) (*pgxpool.Config, error) {
 	// an index scan in key order, never from a bitmap scan or a sort of
 	// every match (per page), which stale statistics make look cheap. A
 	// range of subjects (a subtree, a prefix) then walks the primary key
-	// and filters: one pass over the ids, whatever the statistics say.
+	// and filters: one pass over the ids, whatever the statistics say. A
+	// read by runs sorts the rows of its page alone (runsSQL).
 	params["enable_bitmapscan"] = "off"
 	params["enable_sort"] = "off"
+	// A page is a short statement: compiling it costs more than it saves.
+	params["jit"] = "off"
 	// Plan each statement for its parameters.
 	params["plan_cache_mode"] = "force_custom_plan"
 	cfg.AfterConnect = checkSession

@@ -38,20 +38,25 @@ func (b *Backend) Record(id uint64) (event.Record, bool, error) {
 
 // LatestID returns the highest id up to maxID of an event with exactly
 // subject and, unless eventType is "", exactly eventType. Without a type
-// it reads the subject's runs alone; with one, it walks the subject's
-// events back from maxID (runsSQL) to the first of the type.
+// it reads the subject's runs alone; with one, it reads the subject's
+// events back from maxID (Scan) to the first of the type.
 func (b *Backend) LatestID(subject, eventType string, maxID uint64) (uint64, bool, error) {
 	if !storable(subject, eventType) {
 		return 0, false, nil
 	}
-	sql, args := runsSQL("", subjectRuns, "e.type = $5", true), []any{subject, eventType}
-	if eventType == "" {
-		sql, args = latestRunSQL, []any{subject}
+	if eventType != "" {
+		it := b.Scan(store.Scan{Subject: subject, Type: eventType, To: maxID, Descending: true})
+		found := it.Next()
+		var id uint64
+		if found {
+			id = it.Record().ID
+		}
+		return id, found, it.Close()
 	}
 	ctx, cancel := timeout()
 	defer cancel()
 	var id int64
-	err := b.q.QueryRow(ctx, sql, append([]any{int64(0), toInt64(maxID), 1}, args...)...).Scan(&id)
+	err := b.q.QueryRow(ctx, latestRunSQL, int64(0), toInt64(maxID), 1, subject).Scan(&id)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return 0, false, nil
 	}
@@ -95,9 +100,10 @@ func (b *Backend) Scan(s store.Scan) store.RecordIterator {
 	return newRecordPages(b.q, sql, args, s.From, s.To, s.Descending)
 }
 
-// scanSQL returns the statement of a page of s: e.id and columns of the
-// events of s with ids from $1 to $2, at most $3 of them, in the order of
-// s, with its arguments from $4 on; "" when no event can match.
+// scanSQL returns the statement of a page of s: e.id and a column (after
+// a comma) of the events of s with ids from $1 to $2, at most $3 rows, in
+// the order of s, with its arguments from $4 on; "" when no event can
+// match. A row whose column is NULL is an event read but not selected.
 func scanSQL(columns string, s store.Scan) (string, []any, error) {
 	if !storable(s.Subject, s.Type, s.SubjectPrefix) {
 		return "", nil, nil // PostgreSQL's text holds no such string
@@ -112,15 +118,17 @@ func scanSQL(columns string, s store.Scan) (string, []any, error) {
 	case s.SubjectPrefix != "":
 		return logSQL(columns, "true", desc), nil, nil
 	case s.Type != "" && s.Subject == "":
-		return runsSQL(columns, typeRuns, "", desc), []any{s.Type}, nil
+		return runsSQL(columns, typeRuns, desc), []any{s.Type}, nil
 	case s.Type != "" && !s.Recursive:
-		return runsSQL(columns, subjectRuns, "e.type = $5", desc), []any{s.Subject, s.Type}, nil
+		// The subject's other events come as rows without columns, which
+		// the pages pass over: the page goes on after them.
+		return runsSQL(", CASE WHEN e.type = $5 THEN "+strings.TrimPrefix(columns, ", ")+" END", subjectRuns, desc), []any{s.Subject, s.Type}, nil
 	case s.Type != "":
 		return "", nil, errors.New("a scan by type takes no recursive subject")
 	case s.Subject == "" || (s.Subject == "/" && s.Recursive):
 		return logSQL(columns, "true", desc), nil, nil
 	case !s.Recursive:
-		return runsSQL(columns, subjectRuns, "", desc), []any{s.Subject}, nil
+		return runsSQL(columns, subjectRuns, desc), []any{s.Subject}, nil
 	}
 	// The descendants of s lie in [s/, s0): '0' follows '/' in byte order.
 	return logSQL(columns, "(e.subject = $4 OR (e.subject >= $5 AND e.subject < $6))", desc), []any{s.Subject, s.Subject + "/", s.Subject + "0"}, nil
@@ -179,19 +187,23 @@ func (r runs) within() string {
 }
 
 // runsSQL returns the statement of a page (scanSQL) that reads the events
-// of the runs within $1 to $2 by id, filtered by filter unless it is "".
-// Runs do not overlap, so the order of (last id, id) is the order of ids.
-func runsSQL(columns string, r runs, filter string, descending bool) string {
-	order := "r.last_id, e.id"
+// of the runs within $1 to $2 by id. It takes the runs in order, at most
+// $3 of them, and from each the events still wanted: a page reads at most
+// $3 events, whatever the lengths of the runs. The events of a run come
+// from a lateral index scan of the primary key, so that no plan can walk
+// the log instead; only the page's own rows are then sorted.
+func runsSQL(columns string, r runs, descending bool) string {
+	order, lateralOrder, wanted := "runs.last_id, e.id", "e.id", "r.last_id"
 	if descending {
-		order = "r.last_id DESC, e.id DESC"
+		order, lateralOrder, wanted = "runs.last_id DESC, e.id DESC", "e.id DESC", "r.last_id DESC"
 	}
-	if filter != "" {
-		filter = " AND " + filter
-	}
-	return fmt.Sprintf(`SELECT e.id%s FROM %s r
-JOIN eventstore.events e ON e.id BETWEEN greatest(r.first_id, $1) AND least(r.last_id, $2)
-WHERE %s%s ORDER BY %s LIMIT $3`, columns, r.table, r.within(), filter, order)
+	return fmt.Sprintf(`WITH runs AS (
+	SELECT r.last_id, greatest(r.first_id, $1) AS lo, least(r.last_id, $2) AS hi,
+		$3 - coalesce(sum(least(r.last_id, $2) - greatest(r.first_id, $1) + 1) OVER (ORDER BY %[4]s ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0)::bigint AS wanted
+	FROM %[2]s r WHERE %[3]s AND r.first_id <= $2 ORDER BY %[4]s LIMIT $3)
+SELECT e.* FROM runs CROSS JOIN LATERAL (
+	SELECT e.id%[1]s FROM eventstore.events e WHERE e.id BETWEEN runs.lo AND runs.hi ORDER BY %[5]s LIMIT runs.wanted) e
+WHERE runs.wanted > 0 ORDER BY %[6]s`, columns, r.table, r.within(), wanted, lateralOrder, order)
 }
 
 // latestRunSQL selects the highest id up to $2 of the subject $4 from its
