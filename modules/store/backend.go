@@ -148,7 +148,8 @@ type Tx interface {
 	Rollback()
 	// Followed returns the events from Begin's known up to the head, if the
 	// Tx read them when it took the lock (in the same round trip), else
-	// nil: the store then reads them itself.
+	// nil: the store then reads them itself. Their records may be left out
+	// (Record.JSON nil): the store then reads them when a reader asks.
 	Followed() []Written
 }
 

@@ -76,7 +76,11 @@ func scanUpTo(b Backend, recent *window, count uint64, sc Scan) RecordIterator {
 	if sc.From > sc.To {
 		return emptyIterator{}
 	}
-	if records, ok := recent.scan(sc); ok {
+	records, holes, ok := recent.scan(sc)
+	if ok && holes && recent.fill(b, sc.From, sc.To) == nil {
+		records, holes, ok = recent.scan(sc)
+	}
+	if ok && !holes {
 		return &sliceIterator{records: records}
 	}
 	return b.Scan(sc)

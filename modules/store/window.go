@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"strings"
 	"sync"
 
@@ -16,7 +17,10 @@ const (
 // window keeps the most recent durable records in memory, so that readers
 // near the head (observers following live events) do not go to storage for
 // every commit. It holds a contiguous run of ids ending at the durable head;
-// the writer appends a group before it advances the head.
+// the writer appends a group before it advances the head. Events that other
+// nodes committed may come without their records (a hole: Record.JSON nil,
+// see Tx.Followed); the first read that selects one fills the holes of its
+// range from storage, once for every reader (fill).
 type window struct {
 	mu      sync.RWMutex
 	entries []Written // ring buffer
@@ -24,6 +28,8 @@ type window struct {
 	count   int
 	first   uint64 // id of the oldest entry
 	bytes   int
+
+	filling sync.Mutex // held by the read that fills holes
 }
 
 func newWindow() *window {
@@ -68,18 +74,19 @@ func (w *window) evict() {
 
 // scan returns the records of s from the window, and false when the window
 // does not hold all ids from s.From to s.To (then storage must serve the
-// read).
-func (w *window) scan(s Scan) ([]event.Record, bool) {
+// read); holes tells that a selected record is a hole (fill).
+func (w *window) scan(s Scan) (records []event.Record, holes, ok bool) {
 	w.mu.RLock()
 	defer w.mu.RUnlock()
 	if w.count == 0 || s.From < w.first || s.To >= w.first+uint64(w.count) {
-		return nil, false
+		return nil, false, false
 	}
 	var out []event.Record
 	for id := s.From; id <= s.To; id++ {
 		e := w.entries[(w.start+int(id-w.first))%len(w.entries)]
 		if s.matches(e) {
 			out = append(out, e.Record)
+			holes = holes || e.Record.JSON == nil
 		}
 	}
 	if s.Descending {
@@ -87,11 +94,64 @@ func (w *window) scan(s Scan) ([]event.Record, bool) {
 			out[i], out[j] = out[j], out[i]
 		}
 	}
-	return out, true
+	return out, holes, true
+}
+
+// fill reads the records of the holes from id from to to from b and puts
+// them into the window; a concurrent fill of the same holes waits for it
+// and finds nothing left to read.
+func (w *window) fill(b Reader, from, to uint64) error {
+	w.filling.Lock()
+	defer w.filling.Unlock()
+	lo, hi, found := w.holes(from, to)
+	if !found {
+		return nil
+	}
+	var records []event.Record
+	it := b.Scan(Scan{From: lo, To: hi})
+	for it.Next() {
+		r := it.Record()
+		records = append(records, event.Record{ID: r.ID, JSON: bytes.Clone(r.JSON)}) // the iterator reuses its buffer
+	}
+	if err := it.Close(); err != nil {
+		return err
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, r := range records {
+		if r.ID < w.first || r.ID >= w.first+uint64(w.count) {
+			continue // evicted meanwhile
+		}
+		e := &w.entries[(w.start+int(r.ID-w.first))%len(w.entries)]
+		if e.Record.ID == r.ID && e.Record.JSON == nil {
+			e.Record.JSON = r.JSON
+			w.bytes += len(r.JSON)
+		}
+	}
+	for w.bytes > windowBytes && w.count > 1 {
+		w.evict()
+	}
+	return nil
+}
+
+// holes returns the first and the last id of the holes from id from to to.
+func (w *window) holes(from, to uint64) (lo, hi uint64, found bool) {
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	for id := max(from, w.first); id <= to && id < w.first+uint64(w.count); id++ {
+		if w.entries[(w.start+int(id-w.first))%len(w.entries)].Record.JSON == nil {
+			if !found {
+				lo, found = id, true
+			}
+			hi = id
+		}
+	}
+	return lo, hi, found
 }
 
 // any reports whether fn is true for a record with an id from from to
-// to-1; covered is false when the window does not hold all of them.
+// to-1; covered is false when the window does not hold all of them (a
+// hole counts as not held: fn may read the record).
 func (w *window) any(from, to uint64, fn func(Written) bool) (found, covered bool) {
 	w.mu.RLock()
 	defer w.mu.RUnlock()
@@ -99,7 +159,11 @@ func (w *window) any(from, to uint64, fn func(Written) bool) (found, covered boo
 		return false, false
 	}
 	for id := from; id < to; id++ {
-		if fn(w.entries[(w.start+int(id-w.first))%len(w.entries)]) {
+		e := w.entries[(w.start+int(id-w.first))%len(w.entries)]
+		if e.Record.JSON == nil {
+			return false, false
+		}
+		if fn(e) {
 			return true, true
 		}
 	}

@@ -20,16 +20,16 @@ func TestWindowEvictsByCountAndBytes(t *testing.T) {
 	if w.count != windowEvents || w.first != 10 {
 		t.Fatalf("count %d first %d after %d events", w.count, w.first, windowEvents+10)
 	}
-	if _, ok := w.scan(Scan{Subject: "/", Recursive: true, From: 9, To: 20}); ok {
+	if _, _, ok := w.scan(Scan{Subject: "/", Recursive: true, From: 9, To: 20}); ok {
 		t.Fatal("window served a range it no longer holds")
 	}
 	// A range past the newest record: a shared backend's reads may reach
 	// events this store has not followed yet, which storage must serve.
-	if _, ok := w.scan(Scan{Subject: "/", Recursive: true, From: 20, To: windowEvents + 10}); ok {
+	if _, _, ok := w.scan(Scan{Subject: "/", Recursive: true, From: 20, To: windowEvents + 10}); ok {
 		t.Fatal("window served a range beyond its newest record")
 	}
-	records, ok := w.scan(Scan{Subject: "/", Recursive: true, From: 10, To: 12})
-	if !ok || len(records) != 3 || records[0].ID != 10 || records[2].ID != 12 {
+	records, holes, ok := w.scan(Scan{Subject: "/", Recursive: true, From: 10, To: 12})
+	if !ok || holes || len(records) != 3 || records[0].ID != 10 || records[2].ID != 12 {
 		t.Fatalf("scan 10..12: %v %v", ok, records)
 	}
 
@@ -54,8 +54,8 @@ func TestWindowFilters(t *testing.T) {
 		w.add([]Written{written(uint64(i), s, 1)})
 	}
 	ids := func(s Scan) string {
-		records, ok := w.scan(s)
-		if !ok {
+		records, holes, ok := w.scan(s)
+		if !ok || holes {
 			t.Fatalf("scan %+v not served", s)
 		}
 		var out []string
@@ -78,5 +78,64 @@ func TestWindowFilters(t *testing.T) {
 		if got := ids(tc.s); got != tc.want {
 			t.Errorf("scan %+v: got %q, want %q", tc.s, got, tc.want)
 		}
+	}
+}
+
+// reader serves the scans of a window's fill from records, counting them.
+type reader struct {
+	Reader
+	records []event.Record
+	scans   int
+}
+
+func (r *reader) Scan(s Scan) RecordIterator {
+	r.scans++
+	var out []event.Record
+	for _, rec := range r.records {
+		if rec.ID >= s.From && rec.ID <= s.To {
+			out = append(out, rec)
+		}
+	}
+	return &sliceIterator{records: out}
+}
+
+// TestWindowFillsHoles keeps events without records (another node's, as a
+// commit followed them): a scan that selects none of them is served, one
+// that does reports holes, which one read of storage fills for every
+// later scan; a precondition's check does not count them as held.
+func TestWindowFillsHoles(t *testing.T) {
+	w := newWindow()
+	stored := &reader{}
+	for i, s := range []string{"/a", "/b", "/b", "/a", "/b"} {
+		r := written(uint64(i), s, 5)
+		stored.records = append(stored.records, r.Record)
+		if s == "/b" {
+			r.Record.JSON = nil // followed by name
+		}
+		w.add([]Written{r})
+	}
+	if records, holes, ok := w.scan(Scan{Subject: "/a", From: 0, To: 4}); !ok || holes || len(records) != 2 {
+		t.Fatalf("scan of /a: %d records, holes %v, ok %v", len(records), holes, ok)
+	}
+	if _, holes, ok := w.scan(Scan{Subject: "/b", From: 0, To: 4}); !ok || !holes {
+		t.Fatalf("scan of /b: holes %v, ok %v", holes, ok)
+	}
+	if _, covered := w.any(0, 5, func(Written) bool { return false }); covered {
+		t.Fatal("a check over holes counted them as held")
+	}
+	for range 2 {
+		if err := w.fill(stored, 0, 4); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if stored.scans != 1 {
+		t.Fatalf("two fills read storage %d times", stored.scans)
+	}
+	records, holes, ok := w.scan(Scan{Subject: "/b", From: 0, To: 4})
+	if !ok || holes || len(records) != 3 || string(records[1].JSON) != "xxxxx" || w.bytes != 25 {
+		t.Fatalf("scan of /b after the fill: %v, holes %v, ok %v, window bytes %d", records, holes, ok, w.bytes)
+	}
+	if _, covered := w.any(0, 5, func(Written) bool { return false }); !covered {
+		t.Fatal("a check after the fill did not count the events as held")
 	}
 }
