@@ -14,7 +14,7 @@ const FollowLimit = followLimit
 // a session of b's pool), give or take half a row a loop: EXPLAIN rounds
 // the rows of a loop.
 func (b *Backend) RowsRead(s store.Scan, limit int) (rows, loops int, err error) {
-	sql, args, err := scanSQL(", e.record", s)
+	sql, args, err := scanSQL("e.record", s)
 	if err != nil {
 		return 0, 0, err
 	}

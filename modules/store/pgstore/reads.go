@@ -90,7 +90,7 @@ func (b *Backend) Schemas() ([]store.SchemaWritten, error) {
 // the runs of a subject or a type (runsSQL), or along the log, filtered by
 // subject, for every event, a subtree or a subject prefix (logSQL).
 func (b *Backend) Scan(s store.Scan) store.RecordIterator {
-	sql, args, err := scanSQL(", e.record", s)
+	sql, args, err := scanSQL("e.record", s)
 	if err != nil {
 		return &recordPages{err: err, done: true}
 	}
@@ -100,11 +100,11 @@ func (b *Backend) Scan(s store.Scan) store.RecordIterator {
 	return newRecordPages(b.q, sql, args, s.From, s.To, s.Descending)
 }
 
-// scanSQL returns the statement of a page of s: e.id and a column (after
-// a comma) of the events of s with ids from $1 to $2, at most $3 rows, in
-// the order of s, with its arguments from $4 on; "" when no event can
-// match. A row whose column is NULL is an event read but not selected.
-func scanSQL(columns string, s store.Scan) (string, []any, error) {
+// scanSQL returns the statement of a page of s: e.id and column of the
+// events of s with ids from $1 to $2, at most $3 rows, in the order of s,
+// with its arguments from $4 on; "" when no event can match. A row whose
+// column is NULL is an event read but not selected.
+func scanSQL(column string, s store.Scan) (string, []any, error) {
 	if !storable(s.Subject, s.Type, s.SubjectPrefix) {
 		return "", nil, nil // PostgreSQL's text holds no such string
 	}
@@ -112,26 +112,26 @@ func scanSQL(columns string, s store.Scan) (string, []any, error) {
 	switch {
 	case s.SubjectPrefix != "" && s.SubjectPrefix != "/":
 		if end, ok := prefixEnd(s.SubjectPrefix); ok {
-			return logSQL(columns, "e.subject >= $4 AND e.subject < $5", desc), []any{s.SubjectPrefix, end}, nil
+			return logSQL(column, "e.subject >= $4 AND e.subject < $5", desc), []any{s.SubjectPrefix, end}, nil
 		}
-		return logSQL(columns, "e.subject >= $4", desc), []any{s.SubjectPrefix}, nil
+		return logSQL(column, "e.subject >= $4", desc), []any{s.SubjectPrefix}, nil
 	case s.SubjectPrefix != "":
-		return logSQL(columns, "true", desc), nil, nil
+		return logSQL(column, "true", desc), nil, nil
 	case s.Type != "" && s.Subject == "":
-		return runsSQL(columns, typeRuns, desc), []any{s.Type}, nil
+		return runsSQL(column, typeRuns, desc), []any{s.Type}, nil
 	case s.Type != "" && !s.Recursive:
-		// The subject's other events come as rows without columns, which
+		// The subject's other events come as rows with a NULL column, which
 		// the pages pass over: the page goes on after them.
-		return runsSQL(", CASE WHEN e.type = $5 THEN "+strings.TrimPrefix(columns, ", ")+" END", subjectRuns, desc), []any{s.Subject, s.Type}, nil
+		return runsSQL("CASE WHEN e.type = $5 THEN "+column+" END", subjectRuns, desc), []any{s.Subject, s.Type}, nil
 	case s.Type != "":
 		return "", nil, errors.New("a scan by type takes no recursive subject")
 	case s.Subject == "" || (s.Subject == "/" && s.Recursive):
-		return logSQL(columns, "true", desc), nil, nil
+		return logSQL(column, "true", desc), nil, nil
 	case !s.Recursive:
-		return runsSQL(columns, subjectRuns, desc), []any{s.Subject}, nil
+		return runsSQL(column, subjectRuns, desc), []any{s.Subject}, nil
 	}
 	// The descendants of s lie in [s/, s0): '0' follows '/' in byte order.
-	return logSQL(columns, "(e.subject = $4 OR (e.subject >= $5 AND e.subject < $6))", desc), []any{s.Subject, s.Subject + "/", s.Subject + "0"}, nil
+	return logSQL(column, "(e.subject = $4 OR (e.subject >= $5 AND e.subject < $6))", desc), []any{s.Subject, s.Subject + "/", s.Subject + "0"}, nil
 }
 
 // storable reports whether PostgreSQL's text can hold every string: valid
@@ -202,7 +202,7 @@ func (r runs) within() string {
 // Both read in the order of the primary key (with sorts disabled for the
 // sessions, no other plan competes); only the page's own rows are then
 // sorted.
-func runsSQL(columns string, r runs, descending bool) string {
+func runsSQL(column string, r runs, descending bool) string {
 	dir, span := "", "min(lo) AS lo, max(lo + least(hi - lo + 1, wanted) - 1) AS hi"
 	if descending {
 		dir, span = " DESC", "min(hi - least(hi - lo + 1, wanted) + 1) AS lo, max(hi) AS hi"
@@ -214,13 +214,13 @@ func runsSQL(columns string, r runs, descending bool) string {
 	FROM %[2]s r WHERE %[3]s AND r.first_id <= $2 ORDER BY r.last_id%[4]s LIMIT $3),
 page AS (SELECT count(*) AS runs, sum(least(hi - lo + 1, wanted)) AS n, %[5]s FROM runs WHERE wanted > 0)
 SELECT e.* FROM page CROSS JOIN LATERAL (
-	SELECT e.id%[1]s FROM eventstore.events e WHERE e.id BETWEEN page.lo AND page.hi AND e.%[6]s = $4 ORDER BY e.id%[4]s) e
+	SELECT e.id, %[1]s FROM eventstore.events e WHERE e.id BETWEEN page.lo AND page.hi AND e.%[6]s = $4 ORDER BY e.id%[4]s) e
 WHERE %[7]s
 UNION ALL
 SELECT e.* FROM page, runs CROSS JOIN LATERAL (
-	SELECT e.id%[1]s FROM eventstore.events e WHERE e.id BETWEEN runs.lo AND runs.hi ORDER BY e.id%[4]s LIMIT runs.wanted) e
+	SELECT e.id, %[1]s FROM eventstore.events e WHERE e.id BETWEEN runs.lo AND runs.hi ORDER BY e.id%[4]s LIMIT runs.wanted) e
 WHERE NOT (%[7]s) AND runs.wanted > 0
-ORDER BY 1%[4]s`, columns, r.table, r.within(), dir, span, r.key, dense)
+ORDER BY 1%[4]s`, column, r.table, r.within(), dir, span, r.key, dense)
 }
 
 // A page of runs walks the span of its ids when its runs are shorter than
@@ -238,10 +238,10 @@ var latestRunSQL = fmt.Sprintf("SELECT least(r.last_id, $2) FROM %s r WHERE %s A
 
 // logSQL returns the statement of a page (scanSQL) that walks the log
 // along its primary key and filters its events by filter.
-func logSQL(columns, filter string, descending bool) string {
+func logSQL(column, filter string, descending bool) string {
 	order := "e.id"
 	if descending {
 		order = "e.id DESC"
 	}
-	return fmt.Sprintf("SELECT e.id%s FROM eventstore.events e WHERE e.id BETWEEN $1 AND $2 AND %s ORDER BY %s LIMIT $3", columns, filter, order)
+	return fmt.Sprintf("SELECT e.id, %s FROM eventstore.events e WHERE e.id BETWEEN $1 AND $2 AND %s ORDER BY %s LIMIT $3", column, filter, order)
 }

@@ -32,7 +32,7 @@ func (b *Backend) NewIndexVerifier() store.IndexVerifier { return NewVerifier(b)
 
 // NewVerifier returns a Verifier over b, to pass to store.Verify.
 func NewVerifier(b *Backend) *Verifier {
-	sql := logSQL(", convert_to(e.subject, 'UTF8') || '\\x00'::bytea || convert_to(e.type, 'UTF8')", "true", false)
+	sql := logSQL("convert_to(e.subject, 'UTF8') || '\\x00'::bytea || convert_to(e.type, 'UTF8')", "true", false)
 	columns := newRecordPages(b.q, sql, nil, 0, math.MaxUint64, false)
 	return &Verifier{Backend: b, columns: columns}
 }
