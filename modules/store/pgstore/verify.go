@@ -73,8 +73,12 @@ func (v *Verifier) Finish() error {
 	return nil
 }
 
+// finishCheck selects the first name that shows a problem, which problem
+// formats.
+type finishCheck struct{ sql, problem string }
+
 // finishChecks each select the first name that shows a problem.
-var finishChecks = append([]struct{ sql, problem string }{
+var finishChecks = append([]finishCheck{
 	{"SELECT s.subject FROM eventstore.subjects s WHERE NOT EXISTS (SELECT FROM eventstore.events e WHERE e.subject = s.subject) LIMIT 1",
 		"the subjects table lists %q, which has no events"},
 	{"SELECT e.subject FROM eventstore.events e WHERE NOT EXISTS (SELECT FROM eventstore.subjects s WHERE s.subject = e.subject) LIMIT 1",
@@ -95,8 +99,8 @@ var finishChecks = append([]struct{ sql, problem string }{
 // exactly: every event lies in a run of its value, no run is empty, and
 // the runs hold as many ids as there are events, so none holds an id
 // twice, an id of an event of another value or an id without an event.
-func (r runs) checks() []struct{ sql, problem string } {
-	return []struct{ sql, problem string }{
+func (r runs) checks() []finishCheck {
+	return []finishCheck{
 		{fmt.Sprintf("SELECT e.id::text FROM eventstore.events e WHERE NOT EXISTS (SELECT FROM %[1]s r WHERE r.%[2]s = e.%[2]s AND r.last_id >= e.id AND r.first_id <= e.id) LIMIT 1", r.table, r.key),
 			"event %s lies in no run of " + r.table},
 		{fmt.Sprintf("SELECT %[2]s FROM %[1]s WHERE first_id > last_id LIMIT 1", r.table, r.key),
