@@ -75,6 +75,7 @@ func Open(dir string, log *zap.Logger, opts Options) (*Backend, error) {
 		MemTableSize:       uint64(opts.MemTableSize),
 		FormatMajorVersion: pebbleFormat(opts.Format),
 	}
+	pebbleOpts.Experimental.ValueSeparationPolicy = valueSeparation
 	if opts.FS == nil {
 		pebbleOpts.FS = vfs.Default
 	}

@@ -1,0 +1,34 @@
+package pebblestore
+
+import (
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// separatedValueSize is the smallest value Pebble keeps out of its tables:
+// every event record is larger (its hash and predecessor hash alone are 128
+// bytes of hex), index postings and the head are smaller.
+const separatedValueSize = 256
+
+// valueSeparation is the store's policy of Pebble's value separation. The
+// flush of a memtable writes the event records to blob files, and the
+// tables keep their keys with a reference; a compaction then moves keys
+// and references down the levels, not the records, which were most of the
+// bytes that compactions of a busy store rewrote. A read of a record
+// follows one more reference. Where a compaction would make a table refer
+// to the blob files of more than ten flushes, it writes their records
+// together again, so that reads stay local.
+//
+// Records are never overwritten and only Reset deletes them, so blob files
+// collect garbage only after a Reset: once a fifth of a file is garbage
+// and the file is five minutes old, Pebble rewrites it.
+func valueSeparation() pebble.ValueSeparationPolicy {
+	return pebble.ValueSeparationPolicy{
+		Enabled:               true,
+		MinimumSize:           separatedValueSize,
+		MaxBlobReferenceDepth: 10,
+		RewriteMinimumAge:     5 * time.Minute,
+		TargetGarbageRatio:    0.2,
+	}
+}
