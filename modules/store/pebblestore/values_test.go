@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cockroachdb/pebble/v2"
 	"go.uber.org/zap"
 
 	"github.com/eventstore-service/eventstore/modules/event"
@@ -15,7 +16,8 @@ import (
 
 // TestRecordsLiveInBlobFiles writes events through many flushes, compacts
 // the store and reads every record back: the records are in blob files,
-// outside the tables, and the store verifies.
+// outside the tables, and the store verifies. Pebble opened without the
+// policy, as the releases before it did, reads them too.
 func TestRecordsLiveInBlobFiles(t *testing.T) {
 	const n, batch = 4000, 100
 	dir := t.TempDir()
@@ -64,6 +66,22 @@ func TestRecordsLiveInBlobFiles(t *testing.T) {
 		}
 	}
 	must(t, b.Close())
+
+	db, err := pebble.Open(dir, &pebble.Options{FormatMajorVersion: pebbleFormat(FormatVersion)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range written {
+		got, closer, err := db.Get(eventKey(nil, want.ID))
+		if err != nil {
+			t.Fatalf("record %d without the policy: %v", want.ID, err)
+		}
+		if !bytes.Equal(got, want.JSON) {
+			t.Fatalf("record %d without the policy: %q, want %q", want.ID, got, want.JSON)
+		}
+		must(t, closer.Close())
+	}
+	must(t, db.Close())
 	if count, err := verifyWith(t, dir, store.VerifyOptions{}); err != nil || count != n {
 		t.Fatalf("verify: %d events, %v; want %d", count, err, n)
 	}
