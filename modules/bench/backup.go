@@ -1,11 +1,11 @@
 package bench
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"syscall"
 	"time"
 )
 
@@ -55,20 +55,36 @@ func (r *runner) runBackup() error {
 }
 
 // command runs the binary with args and returns how long it took and its
-// peak resident memory.
+// peak resident memory, the high-water mark of its own address space read
+// from /proc every 10 ms while it runs. (The rusage of a child is no
+// measure: Linux counts in it this process's memory, which the child
+// shared until its exec.)
 func (r *runner) command(args ...string) (time.Duration, int64, error) {
 	cmd := exec.CommandContext(r.ctx, r.opts.Binary, args...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
 	start := time.Now()
-	out, err := cmd.CombinedOutput()
-	took := time.Since(start)
-	if err != nil {
-		return 0, 0, fmt.Errorf("eventstore %s: %v: %s", args[0], err, out)
+	if err := cmd.Start(); err != nil {
+		return 0, 0, fmt.Errorf("eventstore %s: %w", args[0], err)
 	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
 	var peak int64
-	if usage, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		peak = usage.Maxrss << 10 // kilobytes on Linux
+	for {
+		select {
+		case err := <-exited:
+			if err != nil {
+				return 0, 0, fmt.Errorf("eventstore %s: %v: %s", args[0], err, out.Bytes())
+			}
+			return time.Since(start), peak, nil
+		case <-tick.C:
+			if u, err := processUsage(cmd.Process.Pid); err == nil {
+				peak = max(peak, u.PeakRSS)
+			}
+		}
 	}
-	return took, peak, nil
 }
 
 // tool prints and records a measured command.
