@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 
 	"github.com/eventstore-service/eventstore/modules/event"
 	"github.com/eventstore-service/eventstore/modules/eventql"
@@ -16,6 +15,22 @@ import (
 
 // MaxEventsPerWrite is the most events one write-events request may carry.
 const MaxEventsPerWrite = 10_000
+
+// The member names of a write-events body, matched case-insensitively
+// against keys as bytes, so that reading a key allocates nothing.
+var (
+	keyEvents        = []byte("events")
+	keyPreconditions = []byte("preconditions")
+	keySource        = []byte("source")
+	keySubject       = []byte("subject")
+	keyType          = []byte("type")
+	keyTraceParent   = []byte("traceparent")
+	keyTraceState    = []byte("tracestate")
+	keyData          = []byte("data")
+	keyPayload       = []byte("payload")
+	keyEventID       = []byte("eventId")
+	keyQuery         = []byte("query")
+)
 
 // scannedCandidate is an event of a request as read, before validation:
 // data already in canonical form, or the reason it is not.
@@ -97,9 +112,9 @@ func scanWrite(sc *jsonscan.Scanner, body []byte) ([]scannedCandidate, []byte, e
 		preconditions []byte
 		data          = make([]byte, 0, len(body)) // every event's canonical data, one after the other
 	)
-	err := sc.Object(func(key string) error {
+	err := sc.ObjectBytes(func(key []byte) error {
 		switch {
-		case strings.EqualFold(key, "events"):
+		case bytes.EqualFold(key, keyEvents):
 			events = events[:0]
 			if null, err := sc.Null(); null || err != nil {
 				return err
@@ -111,7 +126,7 @@ func scanWrite(sc *jsonscan.Scanner, body []byte) ([]scannedCandidate, []byte, e
 				events = append(events, c)
 				return err
 			})
-		case strings.EqualFold(key, "preconditions"):
+		case bytes.EqualFold(key, keyPreconditions):
 			raw, err := sc.Raw()
 			preconditions = raw
 			return err
@@ -133,23 +148,23 @@ func scanCandidate(sc *jsonscan.Scanner, buf []byte) (scannedCandidate, []byte, 
 	if null, err := sc.Null(); null || err != nil {
 		return c, buf, err
 	}
-	err := sc.Object(func(key string) error {
+	err := sc.ObjectBytes(func(key []byte) error {
 		var (
 			field *string
 			err   error
 		)
 		switch {
-		case strings.EqualFold(key, "source"):
+		case bytes.EqualFold(key, keySource):
 			field = &c.source
-		case strings.EqualFold(key, "subject"):
+		case bytes.EqualFold(key, keySubject):
 			field = &c.subject
-		case strings.EqualFold(key, "type"):
+		case bytes.EqualFold(key, keyType):
 			field = &c.eventType
-		case strings.EqualFold(key, "traceparent"):
+		case bytes.EqualFold(key, keyTraceParent):
 			field = &c.traceParent
-		case strings.EqualFold(key, "tracestate"):
+		case bytes.EqualFold(key, keyTraceState):
 			field = &c.traceState
-		case strings.EqualFold(key, "data"):
+		case bytes.EqualFold(key, keyData):
 			c.data, c.dataErr, buf, err = scanData(sc, buf)
 			return err
 		default:
@@ -236,11 +251,11 @@ func decodePreconditions(sc *jsonscan.Scanner, raw []byte, condition ConditionFu
 			if sc.Peek() != jsonscan.KindObject {
 				return errors.New("preconditions must be a JSON object")
 			}
-			return sc.Object(func(key string) error {
+			return sc.ObjectBytes(func(key []byte) error {
 				switch {
-				case strings.EqualFold(key, "type"):
+				case bytes.EqualFold(key, keyType):
 					return stringMember(sc, key, &p.Type)
-				case strings.EqualFold(key, "payload"):
+				case bytes.EqualFold(key, keyPayload):
 					raw, err := sc.Raw()
 					p.Payload = raw
 					return err
@@ -265,14 +280,17 @@ func decodePreconditions(sc *jsonscan.Scanner, raw []byte, condition ConditionFu
 
 // stringMember reads the string member key into dst; null leaves dst
 // empty, another value is an error naming the field.
-func stringMember(sc *jsonscan.Scanner, key string, dst *string) error {
+func stringMember(sc *jsonscan.Scanner, key []byte, dst *string) error {
 	s, _, err := sc.String()
-	var typeErr *jsonscan.TypeError
-	if errors.As(err, &typeErr) {
-		return fmt.Errorf("field %s must be a string", event.Quote(key))
+	if err != nil {
+		var typeErr *jsonscan.TypeError
+		if errors.As(err, &typeErr) {
+			return fmt.Errorf("field %s must be a string", event.Quote(string(key)))
+		}
+		return err
 	}
 	*dst = s
-	return err
+	return nil
 }
 
 // decodePayload reads a precondition's payload.
@@ -282,13 +300,13 @@ func decodePayload(sc *jsonscan.Scanner, raw []byte) (preconditionPayload, error
 	if sc.Peek() != jsonscan.KindObject {
 		return payload, errors.New("payload must be a JSON object")
 	}
-	err := sc.Object(func(key string) error {
+	err := sc.ObjectBytes(func(key []byte) error {
 		switch {
-		case strings.EqualFold(key, "subject"):
+		case bytes.EqualFold(key, keySubject):
 			return stringMember(sc, key, &payload.Subject)
-		case strings.EqualFold(key, "eventId"):
+		case bytes.EqualFold(key, keyEventID):
 			return stringMember(sc, key, &payload.EventID)
-		case strings.EqualFold(key, "query"):
+		case bytes.EqualFold(key, keyQuery):
 			return stringMember(sc, key, &payload.Query)
 		}
 		return sc.Skip()
