@@ -17,8 +17,8 @@ const separatedValueSize = 256
 // and references down the levels, not the records, which were most of the
 // bytes that compactions of a busy store rewrote. A read of a record
 // follows one more reference. Where a compaction would make a table refer
-// to the blob files of more than ten flushes, it writes their records
-// together again, so that reads stay local.
+// to more than ten overlapping blob files, it writes their records
+// together into new ones, so that reads stay local.
 //
 // Records are never overwritten and only Reset deletes them, so blob files
 // collect garbage only after a Reset: once a fifth of a file is garbage
