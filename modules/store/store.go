@@ -53,6 +53,7 @@ type Store struct {
 	writing   sync.Mutex   // held by the writer while it commits, and by a restore
 	head      Head         // owned by the writer goroutine
 	latestIDs *latestCache // owned by the writer goroutine
+	lastGroup int          // requests in the writer's previous group; owned by the writer goroutine
 
 	conditionRounds int           // ConditionRounds; tests change it
 	evaluating      chan struct{} // a slot per query precondition evaluated at once
