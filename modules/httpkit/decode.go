@@ -56,31 +56,47 @@ func CheckDepth(raw []byte) error {
 }
 
 // depth returns the deepest nesting of objects and arrays in raw, ignoring
-// brackets inside strings. It does not validate; the decoder does.
+// brackets inside strings. It does not validate; the decoder does. It
+// jumps over strings, most of a body, with bytes.IndexByte: a quote ends a
+// string unless an odd number of backslashes precedes it.
 func depth(raw []byte) int {
 	deepest, current := 0, 0
-	inString, escaped := false, false
-	for _, c := range raw {
-		switch {
-		case inString:
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
+	for i := 0; i < len(raw); i++ {
+		switch raw[i] {
+		case '"':
+			end := stringEnd(raw, i+1)
+			if end < 0 {
+				return deepest
 			}
-		case c == '"':
-			inString = true
-		case c == '{' || c == '[':
+			i = end
+		case '{', '[':
 			current++
 			deepest = max(deepest, current)
-		case c == '}' || c == ']':
+		case '}', ']':
 			current--
 		}
 	}
 	return deepest
+}
+
+// stringEnd returns the index of the quote that ends the string whose
+// contents start at from, or -1 when none does.
+func stringEnd(raw []byte, from int) int {
+	for {
+		q := bytes.IndexByte(raw[from:], '"')
+		if q < 0 {
+			return -1
+		}
+		q += from
+		backslashes := 0
+		for j := q - 1; j >= from && raw[j] == '\\'; j-- {
+			backslashes++
+		}
+		if backslashes%2 == 0 {
+			return q
+		}
+		from = q + 1
+	}
 }
 
 // CheckOptions returns a 400 error for the first key of the options object
