@@ -394,6 +394,7 @@ func (c *Scanner) escape(buf []byte) ([]byte, error) {
 		}
 		return utf8.AppendRune(buf, r), nil
 	}
+	c.pos-- // the character after the backslash is the invalid one
 	return nil, c.syntaxError("in a string escape")
 }
 

@@ -28,3 +28,15 @@ func TestAppendDecoded(t *testing.T) {
 		t.Errorf("null: %v, want a *TypeError (only String reads null as \"\")", err)
 	}
 }
+
+// TestStringErrorsMatchSkip holds the errors of reading a malformed string
+// to those of skipping it: the same character at the same offset.
+func TestStringErrorsMatchSkip(t *testing.T) {
+	for _, in := range []string{`"a\qb"`, `"\x"`, `"\`, `"\u12"`, `"\u12g4"`, "\"a\x01\"", `"open`, `"ok\n\q"`} {
+		_, _, got := New([]byte(in)).String()
+		want := New([]byte(in)).Skip()
+		if got == nil || want == nil || got.Error() != want.Error() {
+			t.Errorf("%s: String fails with %v, Skip with %v", in, got, want)
+		}
+	}
+}
