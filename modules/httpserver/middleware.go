@@ -57,14 +57,16 @@ func observe(route string, m *metrics.HTTP, log *zap.Logger, next http.Handler) 
 			}
 			elapsed := time.Since(start)
 			m.Observe(route, r.Method, status, elapsed)
-			log.Debug("request",
-				zap.String("method", r.Method),
-				zap.String("route", route),
-				zap.String("path", r.URL.Path),
-				zap.Int("status", status),
-				zap.Float64("durationSeconds", elapsed.Seconds()),
-				zap.Int64("bytes", rec.bytes),
-				zap.String("remoteAddr", r.RemoteAddr))
+			if line := log.Check(zap.DebugLevel, "request"); line != nil { // no fields to build below DEBUG
+				line.Write(
+					zap.String("method", r.Method),
+					zap.String("route", route),
+					zap.String("path", r.URL.Path),
+					zap.Int("status", status),
+					zap.Float64("durationSeconds", elapsed.Seconds()),
+					zap.Int64("bytes", rec.bytes),
+					zap.String("remoteAddr", r.RemoteAddr))
+			}
 		}()
 		next.ServeHTTP(rec, r)
 	})

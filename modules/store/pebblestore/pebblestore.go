@@ -42,9 +42,10 @@ type Options struct {
 // writes it, so a commit needs no lock and its head is the last one
 // committed.
 type Backend struct {
-	db     *pebble.DB
-	keyBuf []byte      // scratch of commits, used by the writer goroutine only
-	head   *store.Head // the last committed head, once known; writer goroutine only
+	db            *pebble.DB
+	keyBuf        []byte      // scratch of commits, used by the writer goroutine only
+	batchPostings *postings   // the postings of a commit, reused; writer goroutine only
+	head          *store.Head // the last committed head, once known; writer goroutine only
 }
 
 var _ store.Backend = (*Backend)(nil)
@@ -92,7 +93,7 @@ func Open(dir string, log *zap.Logger, opts Options) (*Backend, error) {
 		}
 		return nil, fmt.Errorf("open pebble store in %s: %w", dir, err)
 	}
-	return &Backend{db: db}, nil
+	return &Backend{db: db, batchPostings: newPostings()}, nil
 }
 
 // Close closes the Pebble database.
@@ -197,7 +198,8 @@ func (b *Backend) commit(records []store.Written, head store.Head, schemas []sto
 	batch := b.db.NewBatchWithSize(size)
 	defer batch.Close()
 	k := b.keyBuf
-	index := newPostings()
+	index := b.batchPostings
+	index.reset()
 	for _, w := range records {
 		id := w.Record.ID
 		if err := batch.Set(eventKey(k[:0], id), w.Record.JSON, nil); err != nil {

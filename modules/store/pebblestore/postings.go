@@ -37,15 +37,31 @@ func decodePosting(dst []uint64, first uint64, value []byte) ([]uint64, error) {
 }
 
 // postings collects the postings of one commit, keyed by index prefix, in
-// the order the prefixes first appear.
+// the order the prefixes first appear. The writer reuses one for every
+// commit (reset), so that its map and id slices are allocated once.
 type postings struct {
 	index map[string]int
 	keys  []string
 	ids   [][]uint64
 }
 
+// keptPrefixes is the most prefixes a reset postings keeps room for: one
+// large batch does not leave a large map behind.
+const keptPrefixes = 4096
+
 func newPostings() *postings {
 	return &postings{index: map[string]int{}}
+}
+
+// reset empties p for the next commit.
+func (p *postings) reset() {
+	if len(p.keys) > keptPrefixes {
+		*p = *newPostings()
+		return
+	}
+	clear(p.index)
+	p.keys = p.keys[:0]
+	p.ids = p.ids[:0]
 }
 
 // add records id under prefix; ids must be added in ascending order.
@@ -57,5 +73,10 @@ func (p *postings) add(prefix []byte, id uint64) {
 	key := string(prefix)
 	p.index[key] = len(p.keys)
 	p.keys = append(p.keys, key)
-	p.ids = append(p.ids, []uint64{id})
+	if n := len(p.ids); n < cap(p.ids) { // reuse the ids slice a former commit left there
+		p.ids = p.ids[:n+1]
+		p.ids[n] = append(p.ids[n][:0], id)
+	} else {
+		p.ids = append(p.ids, []uint64{id})
+	}
 }
