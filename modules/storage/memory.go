@@ -1,33 +1,38 @@
 package storage
 
-// Pebble's memory within a process memory limit: an eighth for the block
-// cache and a sixteenth for each of the two memtables Pebble may hold, so
-// that at most a quarter of the limit is Pebble's. (A quarter for the cache
-// took the process to 278 MiB at a limit of 256 MiB under the bench's
-// memory load and slowed queries by 40% to a squeezed Go heap; see
-// docs/performance.md.) Without a limit, the sizes the figures in
-// docs/performance.md were measured with.
+import "github.com/eventstore-service/eventstore/modules/store/pebblestore"
+
+// Pebble's memory within a process memory limit: a sixteenth of the limit
+// for each of its memtables. Without a limit, memtables of 64 MiB.
 const (
-	defaultCache    = 128 << 20
 	defaultMemtable = 64 << 20
-	minCache        = 8 << 20
 	minMemtable     = 4 << 20
-	// memtables is how many memtables Pebble holds at most before it stops writes.
-	memtables = 2
+	// offHeapMemtables is how many memtables' worth of the limit the Go
+	// heap leaves to Pebble: the MemTables it holds, a third while one is
+	// flushed, and room for the C allocator and Pebble's other buffers.
+	offHeapMemtables = 4
 )
 
-// PebbleMemory returns the sizes of Pebble's block cache and of one
-// memtable within a process memory limit in bytes (0: no limit).
+// PebbleMemory returns the size of Pebble's cache and of one memtable
+// within a process memory limit in bytes (0: no limit). The cache is
+// exactly the memtables' room, which Pebble counts against it, so no block
+// is cached: reads come from the kernel's page cache. A block cache beside
+// them was measured and not taken (docs/performance.md, "The block cache"):
+// it made re-reads of a working set that fits it 1.5–3× faster, but
+// whole-store scans a third slower, and queries whose working set did not
+// fit it slower too.
 func PebbleMemory(limit int64) (cache, memtable int64) {
-	if limit <= 0 {
-		return defaultCache, defaultMemtable
+	memtable = defaultMemtable
+	if limit > 0 {
+		memtable = min(max(limit/16, minMemtable), defaultMemtable)
 	}
-	return min(max(limit/8, minCache), defaultCache), min(max(limit/16, minMemtable), defaultMemtable)
+	return pebblestore.MemTables * memtable, memtable
 }
 
-// PebbleOffHeap returns the memory Pebble takes within limit outside the Go
-// heap when the binary is built with cgo: its cache and memtables.
+// PebbleOffHeap returns the memory the Go heap leaves to Pebble within
+// limit when the binary is built with cgo, where Pebble allocates its
+// memtables outside the Go heap: a quarter of the limit.
 func PebbleOffHeap(limit int64) int64 {
-	cache, memtable := PebbleMemory(limit)
-	return cache + memtables*memtable
+	_, memtable := PebbleMemory(limit)
+	return offHeapMemtables * memtable
 }

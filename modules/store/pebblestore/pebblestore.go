@@ -22,6 +22,11 @@ import (
 // Dir is the subdirectory of a data directory that holds Pebble's files.
 const Dir = "pebble"
 
+// MemTables is how many memtables Pebble holds in steady state: the one
+// written and the one a flush emptied, kept for reuse, or the one being
+// flushed. Pebble reserves their size in its cache.
+const MemTables = 2
+
 // Options configure the backend.
 type Options struct {
 	// FS is the file system; the operating system's when nil. Tests pass
@@ -29,7 +34,9 @@ type Options struct {
 	FS vfs.FS
 	// ReadOnly opens the store for reading only (offline verification).
 	ReadOnly bool
-	// CacheSize is the block cache size in bytes; 128 MiB when 0.
+	// CacheSize is the size of Pebble's cache in bytes; 128 MiB when 0.
+	// Pebble counts its memtables (MemTables of MemTableSize) against it,
+	// so blocks are cached only in what they leave.
 	CacheSize int64
 	// MemTableSize is the size of one memtable in bytes; 64 MiB when 0.
 	MemTableSize int64
