@@ -220,7 +220,7 @@ func summarizeReports(c *cli.Context) error {
 // settings of `eventstore run`, until SIGTERM or SIGINT.
 func serveBaseline(c *cli.Context) error {
 	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(defaultGCPercent)
+		debug.SetGCPercent(defaultGCPercent())
 	}
 	ctx, stop := signal.NotifyContext(c.Context, syscall.SIGTERM, syscall.SIGINT)
 	defer stop()

@@ -149,23 +149,35 @@ func runService(c *cli.Context) error {
 	return nil
 }
 
-// defaultGCPercent is the garbage collector's target unless GOGC is set:
-// the live heap of the service is small and its allocation rate high, so
+// defaultGCPercent is the garbage collector's target unless GOGC is set.
+// The service's own live heap is small and its allocation rate high, so
 // collecting at 5× the live heap instead of 2× saves about 15% of the CPU of
-// a write (docs/performance.md); the memory limit bounds the heap anyway.
-const defaultGCPercent = 400
+// a write (docs/performance.md). Built without cgo, Pebble allocates its
+// memtables (two or three of 64 MiB without a memory limit) in the Go heap,
+// where they count as live heap themselves: 400% would let the heap grow to
+// five times them, so there it is Go's default of 100.
+func defaultGCPercent() int {
+	if pebbleInGoHeap() {
+		return 100
+	}
+	return 400
+}
+
+// pebbleInGoHeap reports whether Pebble's memtables are in the Go heap:
+// Pebble allocates them with C's malloc when built with cgo.
+func pebbleInGoHeap() bool { return buildSetting("CGO_ENABLED") != "1" }
 
 // tuneRuntime sets the garbage collector's target unless GOGC is set, and
 // the Go soft memory limit from --memory-limit (or the cgroup) unless
 // GOMEMLIMIT is set: the process's limit less what Pebble allocates outside
-// the Go heap when the binary is built with cgo.
+// the Go heap.
 func tuneRuntime(cfg config.Config) {
 	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(defaultGCPercent)
+		debug.SetGCPercent(defaultGCPercent())
 	}
 	if cfg.MemoryLimit > 0 && cfg.MemorySource != config.MemoryFromGOMEMLIMIT {
 		limit := cfg.MemoryLimit
-		if buildSetting("CGO_ENABLED") == "1" {
+		if !pebbleInGoHeap() {
 			limit -= storage.PebbleOffHeap(cfg.MemoryLimit)
 		}
 		debug.SetMemoryLimit(limit)
