@@ -43,9 +43,11 @@ func newBrowser(t *testing.T, width, height int) *browser {
 	if err != nil {
 		t.Fatalf("chromium is required for the UI tests (scripts/test installs it): %v", err)
 	}
+	// Chromium leaves a directory of its own in TMPDIR (its singleton
+	// socket): one the test removes after the browser has exited.
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(path), chromedp.NoSandbox, chromedp.WindowSize(width, height),
-		chromedp.Flag("disable-dev-shm-usage", true))
+		chromedp.Flag("disable-dev-shm-usage", true), chromedp.Env("TMPDIR="+t.TempDir()))
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelTab := chromedp.NewContext(allocCtx)
 	b := &browser{t: t, ctx: ctx, shots: t.TempDir()}
