@@ -97,7 +97,7 @@ func (o offlineStorage) start(ctx context.Context) (s *store.Store, stop func() 
 		release = func() error { return dir.Close(context.Background()) }
 		open = func() (store.Backend, error) { return storage.OpenBackend(dir, zap.NewNop(), pebblestore.Options{}) }
 	}
-	s = store.New(open, zap.NewNop(), nil)
+	s = store.New(open, zap.NewNop(), nil, store.Memory{})
 	if err := s.Start(ctx); err != nil {
 		return nil, nil, errors.Join(err, release())
 	}

@@ -1,6 +1,9 @@
 package storage
 
-import "github.com/eventstore-service/eventstore/modules/store/pebblestore"
+import (
+	"github.com/eventstore-service/eventstore/modules/store"
+	"github.com/eventstore-service/eventstore/modules/store/pebblestore"
+)
 
 // Pebble's memory within a process memory limit: a sixteenth of the limit
 // for each of its memtables. Without a limit, memtables of 64 MiB.
@@ -35,4 +38,24 @@ func PebbleMemory(limit int64) (cache, memtable int64) {
 func PebbleOffHeap(limit int64) int64 {
 	_, memtable := PebbleMemory(limit)
 	return offHeapMemtables * memtable
+}
+
+// latestEntryBytes is what the store's latest-id cache is taken to hold per
+// subject: ~120 bytes of LRU entry and map slot (146 measured with
+// 24-byte subjects) and the subject.
+const latestEntryBytes = 256
+
+// StoreMemory returns the bounds of the store's caches within a process
+// memory limit in bytes (0: no limit, the store's defaults): a sixteenth of
+// the limit for the live window's records and a thirty-second for the
+// latest-id cache, each at most its default (32 MiB, 100,000 subjects,
+// reached at 512 MiB and ~780 MiB).
+func StoreMemory(limit int64) store.Memory {
+	if limit <= 0 {
+		return store.Memory{}
+	}
+	return store.Memory{
+		WindowBytes:    int(min(limit/16, store.DefaultWindowBytes)),
+		LatestSubjects: int(min(limit/32/latestEntryBytes, store.DefaultLatestCacheSize)),
+	}
 }

@@ -79,7 +79,7 @@ func TestGoldenDirectory(t *testing.T) {
 		t.Fatalf("a read-only open recorded format version %q", got)
 	}
 
-	s := store.New(func() (store.Backend, error) { return OpenBackend(dir, zap.NewNop(), pebblestore.Options{}) }, zap.NewNop(), nil)
+	s := store.New(func() (store.Backend, error) { return OpenBackend(dir, zap.NewNop(), pebblestore.Options{}) }, zap.NewNop(), nil, store.Memory{})
 	if err := s.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}

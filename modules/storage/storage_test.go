@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/eventstore-service/eventstore/modules/health"
+	"github.com/eventstore-service/eventstore/modules/store"
 )
 
 // figures is a store's figures set by the test.
@@ -136,6 +137,26 @@ func TestPebbleMemoryWithinTheLimit(t *testing.T) {
 		}
 		if c.limit > 0 && PebbleOffHeap(c.limit) > c.limit/2 {
 			t.Errorf("limit %d: Pebble takes %d off the heap, more than half", c.limit, PebbleOffHeap(c.limit))
+		}
+	}
+}
+
+func TestStoreMemoryWithinTheLimit(t *testing.T) {
+	for _, c := range []struct {
+		limit int64
+		want  store.Memory
+	}{
+		{0, store.Memory{}},
+		{64 << 20, store.Memory{WindowBytes: 4 << 20, LatestSubjects: 8192}},
+		{256 << 20, store.Memory{WindowBytes: 16 << 20, LatestSubjects: 32768}},
+		{921 << 20, store.Memory{WindowBytes: store.DefaultWindowBytes, LatestSubjects: store.DefaultLatestCacheSize}},
+	} {
+		got := StoreMemory(c.limit)
+		if got != c.want {
+			t.Errorf("limit %d: %+v, want %+v", c.limit, got, c.want)
+		}
+		if c.limit > 0 && int64(got.WindowBytes+got.LatestSubjects*latestEntryBytes) > c.limit/8 {
+			t.Errorf("limit %d: the store's caches take %+v, more than an eighth", c.limit, got)
 		}
 	}
 }

@@ -178,7 +178,7 @@ func TestReadFailureFailsTheWholeGroup(t *testing.T) {
 		return pebblestore.Open("data", zap.NewNop(), pebblestore.Options{FS: fs, CacheSize: 1, MemTableSize: 256 << 10})
 	}
 	start := func() *store.Store {
-		s := store.New(open, zap.NewNop(), nil)
+		s := store.New(open, zap.NewNop(), nil, store.Memory{})
 		if err := s.Start(context.Background()); err != nil {
 			t.Fatal(err)
 		}

@@ -7,7 +7,7 @@ import (
 )
 
 // DefaultLatestCacheSize is how many subjects the writer remembers the
-// latest event of, unless Options say otherwise.
+// latest event of, unless Memory says otherwise.
 const DefaultLatestCacheSize = 100_000
 
 // noEvent marks a subject known to have no event.

@@ -32,7 +32,7 @@ func TestWriterKnowsLatestIDsWithoutStorage(t *testing.T) {
 			b, err := pebblestore.Open(dir, zap.NewNop(), pebblestore.Options{})
 			backend = &countingBackend{Backend: b}
 			return backend, err
-		}, zap.NewNop(), nil)
+		}, zap.NewNop(), nil, store.Memory{})
 		if err := s.Start(context.Background()); err != nil {
 			t.Fatal(err)
 		}

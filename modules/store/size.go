@@ -74,7 +74,7 @@ type Describer interface {
 }
 
 // Describe returns the store's figures for diagnostics: events, head,
-// writability, mode, and what the backend tells of itself.
+// writability, mode, its caches, and what the backend tells of itself.
 func (s *Store) Describe() map[string]any {
 	durable := s.Durable()
 	out := map[string]any{
@@ -85,6 +85,11 @@ func (s *Store) Describe() map[string]any {
 	}
 	if size, err := s.Size(); err == nil {
 		out["sizeBytes"] = size
+	}
+	records, bytes := s.recent.size()
+	out["caches"] = map[string]any{
+		"window":    map[string]any{"events": records, "bytes": bytes, "limitBytes": s.memory.WindowBytes},
+		"latestIds": map[string]any{"limitSubjects": s.memory.LatestSubjects},
 	}
 	if d, ok := s.backend.(Describer); ok {
 		out["engine"] = d.Describe()

@@ -47,6 +47,7 @@ type Store struct {
 	// readOnly refuses writes and registrations until restart.
 	readOnly atomic.Bool
 	size     sizeCache
+	memory   Memory    // the bounds of recent and latestIDs
 	recent   *window   // the latest durable records, for readers near the head
 	schemas  *registry // the committed schemas by event type
 
@@ -90,12 +91,36 @@ type nopRecorder struct{}
 func (nopRecorder) Committed(int, time.Duration) {}
 func (nopRecorder) Acknowledged(time.Duration)   {}
 
-// New returns a Store that opens its backend with open when it starts and
-// reports its measurements to rec (none when rec is nil).
-func New(open Opener, log *zap.Logger, rec Recorder) *Store {
+// Memory bounds the caches a Store keeps in memory; a zero field takes its
+// default.
+type Memory struct {
+	// WindowBytes bounds the record bytes of the live window that readers
+	// near the head, observers above all, read from (DefaultWindowBytes).
+	WindowBytes int
+	// LatestSubjects is how many subjects the writer remembers the latest
+	// event id of, for subject preconditions (DefaultLatestCacheSize).
+	LatestSubjects int
+}
+
+// withDefaults returns m with its zero fields set to their defaults.
+func (m Memory) withDefaults() Memory {
+	if m.WindowBytes <= 0 {
+		m.WindowBytes = DefaultWindowBytes
+	}
+	if m.LatestSubjects <= 0 {
+		m.LatestSubjects = DefaultLatestCacheSize
+	}
+	return m
+}
+
+// New returns a Store that opens its backend with open when it starts,
+// keeps its caches within mem and reports its measurements to rec (none
+// when rec is nil).
+func New(open Opener, log *zap.Logger, rec Recorder, mem Memory) *Store {
 	if rec == nil {
 		rec = nopRecorder{}
 	}
+	mem = mem.withDefaults()
 	s := &Store{
 		open:            open,
 		log:             log,
@@ -106,8 +131,9 @@ func New(open Opener, log *zap.Logger, rec Recorder) *Store {
 		queue:           make(chan *writeRequest, QueueLength),
 		stop:            make(chan struct{}),
 		stopped:         make(chan struct{}),
-		recent:          newWindow(),
-		latestIDs:       newLatestCache(DefaultLatestCacheSize),
+		memory:          mem,
+		recent:          newWindow(mem.WindowBytes),
+		latestIDs:       newLatestCache(mem.LatestSubjects),
 		schemas:         newRegistry(),
 	}
 	s.durable.Store(&Head{LastHash: event.ZeroHash})

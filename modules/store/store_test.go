@@ -358,7 +358,7 @@ func TestCorruptHeadRefusesToOpen(t *testing.T) {
 	start := func() error {
 		return store.New(func() (store.Backend, error) {
 			return pebblestore.Open(dir, zap.NewNop(), pebblestore.Options{})
-		}, zap.NewNop(), nil).Start(context.Background())
+		}, zap.NewNop(), nil, store.Memory{}).Start(context.Background())
 	}
 	var corrupt *store.CorruptionError
 	if err := start(); !errors.As(err, &corrupt) || !strings.Contains(err.Error(), "head hash") {

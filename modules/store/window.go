@@ -8,10 +8,11 @@ import (
 	"github.com/eventstore-service/eventstore/modules/event"
 )
 
-// Bounds of the live window.
+// Bounds of the live window: how many records it holds, and how many bytes
+// of records unless Memory.WindowBytes says otherwise.
 const (
-	windowEvents = 8192
-	windowBytes  = 32 << 20
+	windowEvents       = 8192
+	DefaultWindowBytes = 32 << 20
 )
 
 // window keeps the most recent durable records in memory, so that readers
@@ -28,12 +29,15 @@ type window struct {
 	count   int
 	first   uint64 // id of the oldest entry
 	bytes   int
+	limit   int // of bytes
 
 	filling sync.Mutex // held by the read that fills holes
 }
 
-func newWindow() *window {
-	return &window{entries: make([]Written, windowEvents)}
+// newWindow returns an empty window of at most limit bytes of records
+// (beside the newest record, which it always keeps).
+func newWindow(limit int) *window {
+	return &window{entries: make([]Written, windowEvents), limit: limit}
 }
 
 // add appends the records of a commit, evicting the oldest beyond the bounds.
@@ -44,16 +48,23 @@ func (w *window) add(records []Written) {
 		if w.count == 0 {
 			w.first = r.Record.ID
 		}
-		if w.count == len(w.entries) || (w.bytes+len(r.Record.JSON) > windowBytes && w.count > 0) {
+		if w.count == len(w.entries) || (w.bytes+len(r.Record.JSON) > w.limit && w.count > 0) {
 			w.evict()
 		}
 		w.entries[(w.start+w.count)%len(w.entries)] = r
 		w.count++
 		w.bytes += len(r.Record.JSON)
 	}
-	for w.bytes > windowBytes && w.count > 1 {
+	for w.bytes > w.limit && w.count > 1 {
 		w.evict()
 	}
+}
+
+// size returns how many records the window holds and their bytes.
+func (w *window) size() (records, bytes int) {
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	return w.count, w.bytes
 }
 
 // reset forgets every record.
@@ -128,7 +139,7 @@ func (w *window) fill(b Reader, from, to uint64) error {
 			w.bytes += len(r.JSON)
 		}
 	}
-	for w.bytes > windowBytes && w.count > 1 {
+	for w.bytes > w.limit && w.count > 1 {
 		w.evict()
 	}
 	return nil

@@ -13,7 +13,7 @@ func written(id uint64, subject string, size int) Written {
 }
 
 func TestWindowEvictsByCountAndBytes(t *testing.T) {
-	w := newWindow()
+	w := newWindow(DefaultWindowBytes)
 	for id := uint64(0); id < windowEvents+10; id++ {
 		w.add([]Written{written(id, "/a", 10)})
 	}
@@ -33,22 +33,24 @@ func TestWindowEvictsByCountAndBytes(t *testing.T) {
 		t.Fatalf("scan 10..12: %v %v", ok, records)
 	}
 
-	big := newWindow()
-	for id := uint64(0); id < 40; id++ {
-		big.add([]Written{written(id, "/a", 1<<20)})
+	for _, limit := range []int{DefaultWindowBytes, 4 << 20} {
+		big := newWindow(limit)
+		for id := uint64(0); id < 40; id++ {
+			big.add([]Written{written(id, "/a", 1<<20)})
+		}
+		if big.bytes > limit || big.count != limit>>20 || big.first != 40-uint64(big.count) {
+			t.Fatalf("limit %d: bytes %d count %d first %d", limit, big.bytes, big.count, big.first)
+		}
 	}
-	if big.bytes > windowBytes || big.count != windowBytes>>20 || big.first != 40-uint64(big.count) {
-		t.Fatalf("bytes %d count %d first %d", big.bytes, big.count, big.first)
-	}
-	huge := newWindow()
-	huge.add([]Written{written(0, "/a", windowBytes+1)})
+	huge := newWindow(DefaultWindowBytes)
+	huge.add([]Written{written(0, "/a", DefaultWindowBytes+1)})
 	if huge.count != 1 {
 		t.Fatal("an event larger than the byte bound must still be kept alone")
 	}
 }
 
 func TestWindowFilters(t *testing.T) {
-	w := newWindow()
+	w := newWindow(DefaultWindowBytes)
 	subjects := []string{"/a", "/a/b", "/ab", "/b", "/a"}
 	for i, s := range subjects {
 		w.add([]Written{written(uint64(i), s, 1)})
@@ -104,7 +106,7 @@ func (r *reader) Scan(s Scan) RecordIterator {
 // that does reports holes, which one read of storage fills for every
 // later scan; a precondition's check does not count them as held.
 func TestWindowFillsHoles(t *testing.T) {
-	w := newWindow()
+	w := newWindow(DefaultWindowBytes)
 	stored := &reader{}
 	for i, s := range []string{"/a", "/b", "/b", "/a", "/b"} {
 		r := written(uint64(i), s, 5)

@@ -44,7 +44,7 @@ func readTwice(t *testing.T, opts Options) (size, hits int64) {
 		var err error
 		b, err = Open(t.TempDir(), zap.NewNop(), opts)
 		return b, err
-	}, zap.NewNop(), nil)
+	}, zap.NewNop(), nil, store.Memory{})
 	if err := s.Start(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -22,7 +22,7 @@ func TestRecordsLiveInBlobFiles(t *testing.T) {
 	const n, batch = 4000, 100
 	dir := t.TempDir()
 	small := Options{MemTableSize: 256 << 10} // a flush every ~400 events
-	s := store.New(func() (store.Backend, error) { return Open(dir, zap.NewNop(), small) }, zap.NewNop(), nil)
+	s := store.New(func() (store.Backend, error) { return Open(dir, zap.NewNop(), small) }, zap.NewNop(), nil, store.Memory{})
 	if err := s.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}

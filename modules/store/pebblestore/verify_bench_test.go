@@ -26,7 +26,7 @@ const rareSchema = `{"type":"object","properties":{"amount":{"type":"integer","m
 // one subject.
 func buildVerifyStore(b *testing.B, dir string, n int) {
 	b.Helper()
-	s := store.New(func() (store.Backend, error) { return Open(dir, zap.NewNop(), Options{}) }, zap.NewNop(), nil)
+	s := store.New(func() (store.Backend, error) { return Open(dir, zap.NewNop(), Options{}) }, zap.NewNop(), nil, store.Memory{})
 	ctx := context.Background()
 	if err := s.Start(ctx); err != nil {
 		b.Fatal(err)

@@ -25,7 +25,7 @@ func filledDir(t *testing.T) string {
 func writtenDir(t *testing.T, n, batch int) string {
 	t.Helper()
 	dir := t.TempDir()
-	s := store.New(func() (store.Backend, error) { return Open(dir, zap.NewNop(), Options{}) }, zap.NewNop(), nil)
+	s := store.New(func() (store.Backend, error) { return Open(dir, zap.NewNop(), Options{}) }, zap.NewNop(), nil, store.Memory{})
 	if err := s.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -39,7 +39,7 @@ func TestSessionsAndCommitOutcomes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s := store.New(func() (store.Backend, error) { return b, nil }, zap.NewNop(), nil)
+		s := store.New(func() (store.Backend, error) { return b, nil }, zap.NewNop(), nil, store.Memory{})
 		if err := s.Start(ctx); err != nil {
 			t.Fatal(err)
 		}

@@ -59,7 +59,7 @@ func EachB(b *testing.B, pg *pgtest.Shared, fn func(b *testing.B, be Backend)) {
 // the test closed it).
 func Start(t testing.TB, open store.Opener) *store.Store {
 	t.Helper()
-	s := store.New(open, zap.NewNop(), nil)
+	s := store.New(open, zap.NewNop(), nil, store.Memory{})
 	if err := s.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}

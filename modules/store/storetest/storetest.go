@@ -19,7 +19,7 @@ func Open(t testing.TB, dir string, fs vfs.FS) *store.Store {
 	open := func() (store.Backend, error) {
 		return pebblestore.Open(dir, zap.NewNop(), pebblestore.Options{FS: fs, CacheSize: 8 << 20})
 	}
-	s := store.New(open, zap.NewNop(), nil)
+	s := store.New(open, zap.NewNop(), nil, store.Memory{})
 	if err := s.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
