@@ -20,12 +20,14 @@ const noEvent = math.MaxUint64
 // updates it with every commit it publishes (and with every lookup of the
 // committed state it makes).
 type latestCache struct {
-	lru *simplelru.LRU[string, uint64]
+	lru   *simplelru.LRU[string, uint64]
+	limit int // of subjects; never changes
 }
 
 func newLatestCache(size int) *latestCache {
-	lru, _ := simplelru.NewLRU[string, uint64](max(size, 1), nil)
-	return &latestCache{lru: lru}
+	size = max(size, 1)
+	lru, _ := simplelru.NewLRU[string, uint64](size, nil)
+	return &latestCache{lru: lru, limit: size}
 }
 
 // get returns the latest id of subject and whether it has one; known is

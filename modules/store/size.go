@@ -86,10 +86,9 @@ func (s *Store) Describe() map[string]any {
 	if size, err := s.Size(); err == nil {
 		out["sizeBytes"] = size
 	}
-	records, bytes := s.recent.size()
 	out["caches"] = map[string]any{
-		"window":    map[string]any{"events": records, "bytes": bytes, "limitBytes": s.memory.WindowBytes},
-		"latestIds": map[string]any{"limitSubjects": s.memory.LatestSubjects},
+		"window":    s.recent.describe(),
+		"latestIds": map[string]any{"limitSubjects": s.latestIDs.limit}, // set once, read by any goroutine
 	}
 	if d, ok := s.backend.(Describer); ok {
 		out["engine"] = d.Describe()

@@ -47,7 +47,6 @@ type Store struct {
 	// readOnly refuses writes and registrations until restart.
 	readOnly atomic.Bool
 	size     sizeCache
-	memory   Memory    // the bounds of recent and latestIDs
 	recent   *window   // the latest durable records, for readers near the head
 	schemas  *registry // the committed schemas by event type
 
@@ -131,7 +130,6 @@ func New(open Opener, log *zap.Logger, rec Recorder, mem Memory) *Store {
 		queue:           make(chan *writeRequest, QueueLength),
 		stop:            make(chan struct{}),
 		stopped:         make(chan struct{}),
-		memory:          mem,
 		recent:          newWindow(mem.WindowBytes),
 		latestIDs:       newLatestCache(mem.LatestSubjects),
 		schemas:         newRegistry(),

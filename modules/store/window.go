@@ -8,12 +8,12 @@ import (
 	"github.com/eventstore-service/eventstore/modules/event"
 )
 
-// Bounds of the live window: how many records it holds, and how many bytes
-// of records unless Memory.WindowBytes says otherwise.
-const (
-	windowEvents       = 8192
-	DefaultWindowBytes = 32 << 20
-)
+// windowEvents is how many records the live window holds at most.
+const windowEvents = 8192
+
+// DefaultWindowBytes bounds the record bytes of the live window unless
+// Memory.WindowBytes says otherwise.
+const DefaultWindowBytes = 32 << 20
 
 // window keeps the most recent durable records in memory, so that readers
 // near the head (observers following live events) do not go to storage for
@@ -60,11 +60,11 @@ func (w *window) add(records []Written) {
 	}
 }
 
-// size returns how many records the window holds and their bytes.
-func (w *window) size() (records, bytes int) {
+// describe returns the window's figures for diagnostics.
+func (w *window) describe() map[string]any {
 	w.mu.RLock()
 	defer w.mu.RUnlock()
-	return w.count, w.bytes
+	return map[string]any{"events": w.count, "bytes": w.bytes, "limitBytes": w.limit}
 }
 
 // reset forgets every record.
