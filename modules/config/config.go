@@ -89,6 +89,17 @@ type Config struct {
 	MaxQueries int
 	// ReadOnly starts the service in read-only mode.
 	ReadOnly bool
+	// Files is the open-file limit and how it is shared.
+	Files FileLimits
+	// MaxConnections bounds the open client connections on all listeners
+	// (ConnectionReserve more are accepted for ping and health alone).
+	MaxConnections int
+	// RequestBodyIdleTimeout is the longest pause between bytes of a
+	// request body; RequestBodyTimeout the longest time to receive a whole
+	// body (restore excluded).
+	RequestBodyIdleTimeout, RequestBodyTimeout time.Duration
+	// MaxEventSchemas bounds the registered event schemas.
+	MaxEventSchemas int
 	// Options are the effective values of every flag, given or by default,
 	// by flag name, secrets redacted (for diagnostics).
 	Options map[string]any
@@ -118,6 +129,10 @@ func Load(src Source) (Config, error) {
 		MaxStreams:                 src.Int(FlagMaxStreams),
 		MaxQueries:                 src.Int(FlagMaxQueries),
 		ReadOnly:                   src.Bool(FlagReadOnly),
+		MaxConnections:             src.Int(FlagMaxConnections),
+		RequestBodyIdleTimeout:     src.Duration(FlagRequestBodyIdleTimeout),
+		RequestBodyTimeout:         src.Duration(FlagRequestBodyTimeout),
+		MaxEventSchemas:            src.Int(FlagMaxEventSchemas),
 	}
 	var err error
 	if cfg.APIToken, err = loadToken(src.String(FlagAPIToken), src.String(FlagAPITokenFile)); err != nil {
@@ -156,6 +171,8 @@ func Load(src Source) (Config, error) {
 		{FlagShutdownTimeout, cfg.ShutdownTimeout},
 		{FlagEventQLPreconditionTimeout, cfg.EventQLPreconditionTimeout},
 		{FlagEventQLQueryTimeout, cfg.EventQLQueryTimeout},
+		{FlagRequestBodyIdleTimeout, cfg.RequestBodyIdleTimeout},
+		{FlagRequestBodyTimeout, cfg.RequestBodyTimeout},
 	} {
 		if d.value < 0 {
 			return Config{}, fmt.Errorf("--%s must not be negative, got %s", d.flag, d.value)
@@ -179,7 +196,12 @@ func Load(src Source) (Config, error) {
 	for _, d := range []struct {
 		flag  string
 		value time.Duration
-	}{{FlagEventQLPreconditionTimeout, cfg.EventQLPreconditionTimeout}, {FlagEventQLQueryTimeout, cfg.EventQLQueryTimeout}} {
+	}{
+		{FlagEventQLPreconditionTimeout, cfg.EventQLPreconditionTimeout},
+		{FlagEventQLQueryTimeout, cfg.EventQLQueryTimeout},
+		{FlagRequestBodyIdleTimeout, cfg.RequestBodyIdleTimeout},
+		{FlagRequestBodyTimeout, cfg.RequestBodyTimeout},
+	} {
 		if d.value == 0 {
 			return Config{}, fmt.Errorf("--%s must be greater than 0", d.flag)
 		}
@@ -187,7 +209,7 @@ func Load(src Source) (Config, error) {
 	for _, n := range []struct {
 		flag  string
 		value int
-	}{{FlagMaxStreams, cfg.MaxStreams}, {FlagMaxQueries, cfg.MaxQueries}} {
+	}{{FlagMaxStreams, cfg.MaxStreams}, {FlagMaxQueries, cfg.MaxQueries}, {FlagMaxEventSchemas, cfg.MaxEventSchemas}} {
 		if n.value < 1 {
 			return Config{}, fmt.Errorf("--%s must be at least 1, got %d", n.flag, n.value)
 		}
@@ -195,7 +217,17 @@ func Load(src Source) (Config, error) {
 	if cfg.MemoryLimit, cfg.MemorySource, err = resolveMemoryLimit(src.String(FlagMemoryLimit), systemMemoryEnv()); err != nil {
 		return Config{}, err
 	}
+	if cfg.Files, err = resolveFileLimits(cfg.StorageBackend, cfg.PostgresMaxConnections, fileEnv{raise: raiseOpenFiles}); err != nil {
+		return Config{}, err
+	}
+	switch {
+	case cfg.MaxConnections == 0:
+		cfg.MaxConnections = cfg.Files.MaxConnections
+	case cfg.MaxConnections < 0:
+		return Config{}, fmt.Errorf("--%s must be at least 1, got %d", FlagMaxConnections, cfg.MaxConnections)
+	}
 	cfg.Options = effectiveOptions(src)
+	cfg.Options[FlagMaxConnections] = cfg.MaxConnections
 	cfg.Options[FlagMemoryLimit] = map[string]any{"bytes": cfg.MemoryLimit, "source": cfg.MemorySource}
 	return cfg, nil
 }

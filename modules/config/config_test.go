@@ -61,6 +61,8 @@ func TestLoadDefaults(t *testing.T) {
 		cfg.MaxRequestSize != want.MaxRequestSize || cfg.MaxEventSize != want.MaxEventSize ||
 		cfg.EventQLMemoryLimit != want.EventQLMemoryLimit || cfg.EventQLPreconditionTimeout != want.EventQLPreconditionTimeout ||
 		cfg.EventQLQueryTimeout != time.Minute || cfg.MaxStreams != 4096 || cfg.MaxQueries != 8 ||
+		cfg.RequestBodyIdleTimeout != 30*time.Second || cfg.RequestBodyTimeout != time.Minute || cfg.MaxEventSchemas != 10_000 ||
+		cfg.MaxConnections != cfg.Files.MaxConnections || cfg.MaxConnections < 16 || cfg.Files.Limit != cfg.Files.Hard ||
 		cfg.WithUI || cfg.SigningKey != nil || cfg.Certificate != nil || cfg.StorageBackend != BackendPebble || cfg.PostgresURL != "" {
 		t.Fatalf("defaults:\n got %+v\nwant %+v", cfg, want)
 	}
@@ -154,6 +156,10 @@ func TestLoadRejects(t *testing.T) {
 		{"zero query timeout", append([]string{"--eventql-query-timeout=0s"}, withToken...), "--eventql-query-timeout must be greater than 0"},
 		{"no streams", append([]string{"--max-streams=0"}, withToken...), "--max-streams must be at least 1, got 0"},
 		{"negative queries", append([]string{"--max-queries=-2"}, withToken...), "--max-queries must be at least 1, got -2"},
+		{"negative connections", append([]string{"--max-connections=-1"}, withToken...), "--max-connections must be at least 1, got -1"},
+		{"no schemas", append([]string{"--max-event-schemas=0"}, withToken...), "--max-event-schemas must be at least 1, got 0"},
+		{"zero body idle timeout", append([]string{"--request-body-idle-timeout=0s"}, withToken...), "--request-body-idle-timeout must be greater than 0"},
+		{"negative body timeout", append([]string{"--request-body-timeout=-1s"}, withToken...), "--request-body-timeout must not be negative"},
 		{"bad memory limit", append([]string{"--memory-limit=lots"}, withToken...), "--memory-limit: invalid size"},
 		{"tiny memory limit", append([]string{"--memory-limit=1MiB"}, withToken...), "--memory-limit must be at least 64MiB, got 1MiB"},
 		{"wrong signing key type", append([]string{"--signing-key-file=" + rsaLike}, withToken...), "an Ed25519 key is required"},

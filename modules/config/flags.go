@@ -39,6 +39,10 @@ const (
 	FlagPostgresURL                = "postgres-url"
 	FlagPostgresURLFile            = "postgres-url-file"
 	FlagPostgresMaxConnections     = "postgres-max-connections"
+	FlagMaxConnections             = "max-connections"
+	FlagRequestBodyIdleTimeout     = "request-body-idle-timeout"
+	FlagRequestBodyTimeout         = "request-body-timeout"
+	FlagMaxEventSchemas            = "max-event-schemas"
 )
 
 // EnvVar returns the environment variable that can set the named flag:
@@ -81,6 +85,10 @@ func Flags() []cli.Flag {
 		&cli.StringFlag{Name: FlagMemoryLimit, EnvVars: env(FlagMemoryLimit), Usage: "memory the process may use (bytes, KiB, MiB, GiB); default: 90% of the cgroup memory limit when there is one, else none; GOMEMLIMIT wins"},
 		&cli.IntFlag{Name: FlagMaxStreams, EnvVars: env(FlagMaxStreams), Value: 4096, Usage: "read, observe, subject, event-type and verify-store streams open at once; more answer 503"},
 		&cli.IntFlag{Name: FlagMaxQueries, EnvVars: env(FlagMaxQueries), Value: 8, Usage: "EventQL queries running at once (preconditions excluded); more answer 503"},
+		&cli.IntFlag{Name: FlagMaxConnections, EnvVars: env(FlagMaxConnections), Usage: "open client connections on all listeners together; beyond them a new connection gets 503 (default: derived from the open-file limit, leaving room for storage files)"},
+		&cli.DurationFlag{Name: FlagRequestBodyIdleTimeout, EnvVars: env(FlagRequestBodyIdleTimeout), Value: 30 * time.Second, Usage: "longest pause between bytes of a request body, restore included; then 408"},
+		&cli.DurationFlag{Name: FlagRequestBodyTimeout, EnvVars: env(FlagRequestBodyTimeout), Value: 60 * time.Second, Usage: "longest time to receive a whole request body, restore excluded; then 408"},
+		&cli.IntFlag{Name: FlagMaxEventSchemas, EnvVars: env(FlagMaxEventSchemas), Value: 10_000, Usage: "event schemas that may be registered; more answer 409"},
 		&cli.BoolFlag{Name: FlagReadOnly, EnvVars: env(FlagReadOnly), Usage: "start in read-only mode: writes and schema registrations answer 503"},
 	}
 }

@@ -60,7 +60,7 @@ var pebbleBackend = fx.Options(
 		func(cfg config.Config, dir *datadir.Dir, log *zap.Logger) store.Opener {
 			cache, memtable := PebbleMemory(cfg.MemoryLimit)
 			return func() (store.Backend, error) {
-				b, err := OpenBackend(dir, log.Named("pebble"), pebblestore.Options{CacheSize: cache, MemTableSize: memtable})
+				b, err := OpenBackend(dir, log.Named("pebble"), pebblestore.Options{CacheSize: cache, MemTableSize: memtable, MaxOpenFiles: cfg.Files.StorageFiles})
 				if err != nil {
 					return nil, err
 				}

@@ -40,6 +40,9 @@ type Options struct {
 	CacheSize int64
 	// MemTableSize is the size of one memtable in bytes; 64 MiB when 0.
 	MemTableSize int64
+	// MaxOpenFiles bounds the table files Pebble keeps open; Pebble's own
+	// default (1,000) when 0.
+	MaxOpenFiles int
 	// Format is the format version of the store in the directory, which
 	// Open migrates to FormatVersion; 0 is FormatVersion (a new store).
 	Format int
@@ -81,6 +84,7 @@ func Open(dir string, log *zap.Logger, opts Options) (*Backend, error) {
 		Logger:             newLogger(log, repeatInterval),
 		ReadOnly:           opts.ReadOnly,
 		MemTableSize:       uint64(opts.MemTableSize),
+		MaxOpenFiles:       opts.MaxOpenFiles,
 		FormatMajorVersion: pebbleFormat(opts.Format),
 	}
 	pebbleOpts.Experimental.ValueSeparationPolicy = valueSeparation
