@@ -46,7 +46,7 @@ func resolveFileLimits(backend string, pgConnections int, env fileEnv) (FileLimi
 		return FileLimits{}, fmt.Errorf("read the open-file limit: %w", err)
 	}
 	f := FileLimits{Limit: limit, Hard: hard}
-	limit = min(limit, 1<<30) // unlimited counts as plenty
+	limit = min(limit, 1<<30)    // unlimited counts as plenty
 	storage := pgConnections + 2 // the pool, the LISTEN and the probe connection
 	if backend == BackendPebble {
 		f.StorageFiles = int(min(MaxPebbleFiles, limit/4))
