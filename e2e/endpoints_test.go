@@ -39,8 +39,14 @@ func checkManagementEvent(t *testing.T, body []byte) (subject, eventType, data s
 }
 
 // checkCommonHeaders asserts the headers every response carries.
+// noStore is the Cache-Control value of every /api/ response (api.md §1.3).
+const noStore = "no-store, no-cache, must-revalidate, proxy-revalidate"
+
 func checkCommonHeaders(t *testing.T, r harness.Response) {
 	t.Helper()
+	if strings.HasPrefix(r.Request.URL.Path, "/api/") && (r.Header.Get("Cache-Control") != noStore || r.Header.Get("Expires") != "0" || r.Header.Get("Surrogate-Control") != "no-store") {
+		t.Errorf("%s %s: cache headers %q %q %q", r.Request.Method, r.Request.URL.Path, r.Header.Get("Cache-Control"), r.Header.Get("Expires"), r.Header.Get("Surrogate-Control"))
+	}
 	if got := r.Header.Get("Server"); !strings.HasPrefix(got, "EventSourcingDB/1 eventstore/") {
 		t.Errorf("%s %s: Server header %q", r.Request.Method, r.Request.URL.Path, got)
 	}
@@ -66,7 +72,7 @@ func TestPing(t *testing.T) {
 	for _, token := range []string{"", harness.Token, "wrong-token"} {
 		r := inst.Do("GET", "/api/v1/ping", token, "")
 		checkCommonHeaders(t, r)
-		if r.StatusCode != 200 || r.Header.Get("Content-Type") != "application/json" || r.Header.Get("Cache-Control") != "no-store" {
+		if r.StatusCode != 200 || r.Header.Get("Content-Type") != "application/json" || r.Header.Get("Cache-Control") != noStore {
 			t.Fatalf("ping with token %q: %d %q %q", token, r.StatusCode, r.Header.Get("Content-Type"), r.Header.Get("Cache-Control"))
 		}
 		subject, eventType, data := checkManagementEvent(t, r.Body)
@@ -79,6 +85,19 @@ func TestPing(t *testing.T) {
 		t.Fatalf("two pings share an id: %s", a.Body)
 	}
 	checkError(t, inst.Do("POST", "/api/v1/ping", "", ""), 405, "method not allowed: use GET")
+
+	// The PHP SDK's own test reads the raw lines of the answer: the status
+	// line, Cache-Control, Content-Type, and at least 8 lines before the body.
+	conn := dialRaw(t, inst)
+	if _, err := io.WriteString(conn, "GET /api/v1/ping HTTP/1.1\r\nHost: eventstore\r\nConnection: close\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := io.ReadAll(conn)
+	head, _, _ := strings.Cut(string(raw), "\r\n\r\n")
+	lines := strings.Split(head, "\r\n")
+	if err != nil || len(lines) < 8 || lines[0] != "HTTP/1.1 200 OK" || lines[1] != "Cache-Control: "+noStore || lines[2] != "Content-Type: application/json" {
+		t.Fatalf("raw ping answer (%v): %q", err, head)
+	}
 }
 
 func TestVerifyAPIToken(t *testing.T) {
@@ -116,7 +135,7 @@ func TestHealth(t *testing.T) {
 	for _, query := range []string{"", "?format=rfc", "?format="} {
 		r := inst.Do("GET", "/api/v1/health"+query, harness.Token, "")
 		checkCommonHeaders(t, r)
-		if r.StatusCode != 200 || r.Header.Get("Content-Type") != "application/health+json" || r.Header.Get("Cache-Control") != "no-store" {
+		if r.StatusCode != 200 || r.Header.Get("Content-Type") != "application/health+json" || r.Header.Get("Cache-Control") != noStore {
 			t.Fatalf("health%s: %d %q %q", query, r.StatusCode, r.Header.Get("Content-Type"), r.Header.Get("Cache-Control"))
 		}
 		var report struct {

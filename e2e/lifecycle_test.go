@@ -205,39 +205,3 @@ func TestStartupFailure(t *testing.T) {
 		t.Fatal("announced running although the start failed")
 	}
 }
-
-func TestShutdownTimeout(t *testing.T) {
-	inst := harness.Start(t, bin, harness.Dev("--shutdown-timeout=1s")...)
-	dataDir := inst.Logs("eventstore is running")[0]["dataDirectory"].(string)
-
-	// A request whose headers never end keeps its connection active, so the
-	// listener's graceful close waits for it beyond the shutdown timeout.
-	conn, err := net.Dial("tcp", strings.TrimPrefix(inst.URL("http"), "http://"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	if _, err := conn.Write([]byte("GET /api/v1/ping HTTP/1.1\r\nHost: 127.0.0.1\r\n")); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(100 * time.Millisecond)
-
-	start := time.Now()
-	inst.Signal(syscall.SIGTERM)
-	if code := inst.Wait(8 * time.Second); code != 1 {
-		t.Fatalf("exit code %d after a stalled shutdown, want 1", code)
-	}
-	if took := time.Since(start); took < time.Second {
-		t.Fatalf("exited after %s, before the shutdown timeout", took)
-	}
-	timedOut := inst.Logs("shutdown timed out")
-	if len(timedOut) != 1 || timedOut[0]["level"] != "ERROR" || timedOut[0]["timeout"] != "1s" {
-		t.Fatalf("shutdown timed out entries: %v", timedOut)
-	}
-	if len(inst.Logs("stopped")) != 0 {
-		t.Fatal("a timed-out shutdown logged stopped")
-	}
-	if _, err := os.Stat(dataDir); !os.IsNotExist(err) {
-		t.Fatalf("temporary data directory %s not removed after the timeout: %v", dataDir, err)
-	}
-}

@@ -53,13 +53,17 @@ func New(token string, log *zap.Logger, reg prometheus.Registerer) (*Authenticat
 }
 
 // Protected reports whether path requires the token: every path under /api/
-// except the public ones, judged on the cleaned path, so that a path like
-// //api/v1/write-events is protected too.
+// (judged on the cleaned path, so that a path like //api/v1/write-events is
+// protected too) except the public ones, which are public only as they are
+// spelled (/api/v1/ping/ and //api/v1/ping are not).
 func Protected(p string, public map[string]bool) bool {
+	if public[p] {
+		return false
+	}
 	if cleaned := path.Clean(p); cleaned != "/api" {
 		p = cleaned
 	}
-	return strings.HasPrefix(p, "/api/") && !public[p]
+	return strings.HasPrefix(p, "/api/")
 }
 
 // Verify reports whether the Authorization header value carries the token,
@@ -107,6 +111,6 @@ func (a *Authenticator) Middleware(next http.Handler, public ...string) http.Han
 			challenge = challengeInvalid
 		}
 		w.Header().Set("WWW-Authenticate", challenge)
-		httpkit.WriteError(w, httpkit.ErrUnauthorized)
+		httpkit.RefuseBody(w, r, httpkit.ErrUnauthorized)
 	})
 }

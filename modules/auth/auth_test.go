@@ -64,6 +64,8 @@ func TestMiddleware(t *testing.T) {
 		{"health needs the token", "/api/v1/health", "", 401, `Bearer realm="eventstore"`},
 		{"unknown api path needs the token", "/api/v1/nope", "", 401, `Bearer realm="eventstore"`},
 		{"ping sub path needs the token", "/api/v1/ping/x", "", 401, `Bearer realm="eventstore"`},
+		{"ping with a trailing slash needs the token", "/api/v1/ping/", "", 401, `Bearer realm="eventstore"`},
+		{"ping with a doubled slash needs the token", "//api/v1/ping", "", 401, `Bearer realm="eventstore"`},
 		{"a doubled slash is still under /api/", "//api/v1/write-events", "", 401, `Bearer realm="eventstore"`},
 		{"a dot segment is still under /api/", "/x/../api/v1/health", "", 401, `Bearer realm="eventstore"`},
 		{"wrong token", "/api/v1/verify-api-token", "Bearer wrong", 401, `Bearer realm="eventstore", error="invalid_token"`},
@@ -85,8 +87,8 @@ func TestMiddleware(t *testing.T) {
 			}
 		})
 	}
-	if got := testutil.ToFloat64(a.failures); got != 6 {
-		t.Errorf("eventstore_auth_failures_total = %v, want 6", got)
+	if got := testutil.ToFloat64(a.failures); got != 8 {
+		t.Errorf("eventstore_auth_failures_total = %v, want 8", got)
 	}
 	// Failures are logged at most once per FailureLogInterval: the first.
 	warnings := logs.FilterMessage("authentication failed").All()

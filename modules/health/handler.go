@@ -19,7 +19,7 @@ func NewRoute(reporter *Reporter, exposition *metrics.Exposition) httpkit.Route 
 		Method:         http.MethodGet,
 		Path:           Path,
 		DuringShutdown: true,
-		DuringRestore:  true,
+		Probe:          true,
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			switch format := r.URL.Query().Get("format"); {
 			case format == "openmetrics":

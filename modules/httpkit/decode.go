@@ -15,12 +15,15 @@ import (
 const MaxDepth = 64
 
 // ReadBody reads the whole request body; the body limit of the server turns
-// into a 413 through WriteError.
+// into a 413 through WriteError, its time limits into their *Error (408).
 func ReadBody(r *http.Request) ([]byte, error) {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
+		var (
+			tooLarge *http.MaxBytesError
+			apiErr   *Error
+		)
+		if errors.As(err, &tooLarge) || errors.As(err, &apiErr) {
 			return nil, err
 		}
 		return nil, Errorf(http.StatusBadRequest, "invalid request: cannot read body: %v", err)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"time"
 )
 
 // Error is a failure with the status code and plain-text message the client
@@ -39,6 +40,9 @@ var (
 	ErrRestoring = &Error{Status: http.StatusServiceUnavailable, Message: "service unavailable: restore in progress", RetryAfter: 1}
 	// ErrReadOnly answers writes and registrations in read-only mode.
 	ErrReadOnly = &Error{Status: http.StatusServiceUnavailable, Message: "service unavailable: read-only mode"}
+	// ErrTooManyConnections answers every request but ping and health on a
+	// connection of the reserve beyond --max-connections.
+	ErrTooManyConnections = &Error{Status: http.StatusServiceUnavailable, Message: "service unavailable: too many connections", RetryAfter: 1}
 	// ErrUnknownRoute answers requests that match no route.
 	ErrUnknownRoute = &Error{Status: http.StatusNotFound, Message: "not found: unknown route"}
 	// ErrUnexpected answers failures that have no better description.
@@ -65,6 +69,22 @@ func WriteError(w http.ResponseWriter, err error) {
 		w.Header().Set("Retry-After", strconv.Itoa(apiErr.RetryAfter))
 	}
 	http.Error(w, apiErr.Message, apiErr.Status)
+}
+
+// RefuseBody writes err like WriteError, for a request whose body will not
+// be read (any longer): on HTTP/1 a request that announced a body gets the
+// answer at once and its connection is closed after it, instead of the
+// server reading what is left of the body first to keep the connection
+// (which a client that never sends it holds up for good). On HTTP/2 the
+// answer ends the stream and the connection stays.
+func RefuseBody(w http.ResponseWriter, r *http.Request, err error) {
+	if r.ProtoMajor == 1 && r.ContentLength != 0 {
+		w.Header().Set("Connection", "close")
+		// What the client still sends is not awaited: reads from now on
+		// fail, so the server closes the connection after the answer.
+		_ = http.NewResponseController(w).SetReadDeadline(time.Now())
+	}
+	WriteError(w, err)
 }
 
 // WriteJSON writes v as a 200 application/json response.

@@ -17,12 +17,16 @@ type Route struct {
 	// Public routes under /api/ answer without the token (ping); every
 	// other route there requires it.
 	Public bool
-	// DuringRestore lets the handler answer while a restore runs (ping,
-	// health, the restore itself); the server answers 503 for every other
-	// route then.
+	// Probe marks ping and health: they answer while a restore runs and on
+	// the connections of the reserve beyond --max-connections.
+	Probe bool
+	// DuringRestore lets the handler answer while a restore runs (the
+	// restore itself, and the probes); the server answers 503 for every
+	// other route then.
 	DuringRestore bool
-	// UnlimitedBody exempts the body from the request size limit and the
-	// body read deadline (a restore's backup, streamed).
+	// UnlimitedBody exempts the body from the request size limit, the
+	// total time limit of bodies and the response's write deadline (a
+	// restore's backup, streamed); the idle limit between its bytes holds.
 	UnlimitedBody bool
 	// DuringShutdown lets the handler answer while the service shuts down;
 	// the server answers 503 for every other route then.

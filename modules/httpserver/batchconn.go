@@ -10,27 +10,45 @@ import (
 	"github.com/eventstore-service/eventstore/modules/httpkit"
 )
 
-// batchListener accepts connections whose writes a stream can hold back
-// and send together (httpkit.WriteBatch).
+// batchListener accepts the connections the connection limit admits (it
+// answers the others), whose writes a stream can hold back and send
+// together (httpkit.WriteBatch).
 type batchListener struct {
 	net.Listener
+	limit   *connLimit // nil: no limit
+	plain   bool       // the listener speaks plain HTTP, not TLS
 	buffers *sync.Pool // of *[]byte: buffers of held writes, shared by the connections while they hold
 }
 
-func newBatchListener(ln net.Listener) batchListener {
-	return batchListener{Listener: ln, buffers: &sync.Pool{New: func() any { return new([]byte) }}}
+func newBatchListener(ln net.Listener, limit *connLimit, plain bool) batchListener {
+	return batchListener{Listener: ln, limit: limit, plain: plain, buffers: &sync.Pool{New: func() any { return new([]byte) }}}
 }
 
 func (l batchListener) Accept() (net.Conn, error) {
-	c, err := l.Listener.Accept()
-	if err != nil {
-		return nil, err
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		if l.limit != nil {
+			lc := l.limit.admit(c)
+			if lc == nil {
+				l.limit.refuse(c, l.plain)
+				continue
+			}
+			c = lc
+		}
+		return &batchConn{Conn: c, buffers: l.buffers}, nil
 	}
-	return &batchConn{Conn: c, buffers: l.buffers}, nil
 }
 
-// withWriteBatch is the server's ConnContext: it gives the requests of a
-// connection its write batch.
+// connContext is the server's ConnContext: the requests of a connection
+// get its write batch and its pool.
+func connContext(ctx context.Context, c net.Conn) context.Context {
+	return withPool(withWriteBatch(ctx, c), c)
+}
+
+// withWriteBatch gives the requests of a connection its write batch.
 func withWriteBatch(ctx context.Context, c net.Conn) context.Context {
 	if t, ok := c.(*tls.Conn); ok {
 		c = t.NetConn()

@@ -120,7 +120,7 @@ func TestBatchedLinesStayChunksOfTheirOwn(t *testing.T) {
 			t.Errorf("batch: %v", err)
 		}
 	})}
-	go func() { _ = srv.Serve(newBatchListener(rec)) }()
+	go func() { _ = srv.Serve(newBatchListener(rec, nil, true)) }()
 	defer srv.Close()
 
 	conn, err := net.Dial("tcp", ln.Addr().String())
@@ -190,7 +190,7 @@ func (c *failingConn) Write([]byte) (int, error) {
 
 func TestBatchConnKeepsTheErrorOfAHeldWrite(t *testing.T) {
 	under := &failingConn{}
-	c := &batchConn{Conn: under, buffers: newBatchListener(nil).buffers}
+	c := &batchConn{Conn: under, buffers: newBatchListener(nil, nil, true).buffers}
 	c.Hold()
 	if n, err := c.Write([]byte("5\r\nline\n\r\n")); n != 10 || err != nil || c.Held() != 10 || under.writes != 0 {
 		t.Fatalf("held write: %d, %v, held %d, %d writes underneath", n, err, c.Held(), under.writes)
@@ -210,7 +210,7 @@ func TestServerBatchesHTTP1Only(t *testing.T) {
 	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = fmt.Fprintf(w, "%s %v", r.Proto, httpkit.WriteBatchOf(r) != nil)
 	})
-	s := New(config.Config{HTTP: config.Listener{Enabled: true}}, zap.NewNop(), handler)
+	s := New(config.Config{HTTP: config.Listener{Enabled: true}}, zap.NewNop(), handler, "test", nil)
 	if err := s.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,9 @@
 package httpserver
 
 import (
+	"context"
 	"net/http"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -24,6 +26,11 @@ type HandlerOptions struct {
 	Version string
 	// MaxRequestSize caps request bodies.
 	MaxRequestSize int64
+	// BodyTimes limit the time request bodies take.
+	BodyTimes BodyTimes
+	// Stopping is done when the stop phase begins: the bodies still being
+	// read are cut off then (after httpkit.StopGrace).
+	Stopping context.Context
 	// ShuttingDown and Restoring tell the router to answer 503.
 	ShuttingDown, Restoring func() bool
 	// Auth checks the token.
@@ -54,9 +61,13 @@ func NewHandler(opts HandlerOptions) (http.Handler, error) {
 			public = append(public, route.Path)
 		}
 	}
+	bs := newBodies()
+	if opts.Stopping != nil {
+		context.AfterFunc(opts.Stopping, func() { bs.cutAll(time.Now().Add(httpkit.StopGrace)) })
+	}
 	chain := func(template string, h http.Handler) http.Handler {
 		h = crossOrigin(h)
-		h = limits(opts.MaxRequestSize, unlimited, h)
+		h = limits(opts.MaxRequestSize, opts.BodyTimes, unlimited, bs, h)
 		h = opts.Auth.Middleware(h, public...)
 		return observe(template, opts.Metrics, opts.Log, h)
 	}

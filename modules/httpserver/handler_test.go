@@ -53,9 +53,9 @@ func newFixture(t *testing.T) *fixture {
 	}
 	f.handler, err = NewHandler(HandlerOptions{
 		Routes: []httpkit.Route{
-			{Method: "GET", Path: "/api/v1/ping", Public: true, DuringRestore: true, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "pong") })},
+			{Method: "GET", Path: "/api/v1/ping", Public: true, Probe: true, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "pong") })},
 			{Method: "POST", Path: "/api/v1/restore", UnlimitedBody: true, DuringRestore: true, Handler: http.HandlerFunc(read)},
-			{Method: "GET", Path: "/api/v1/health", DuringShutdown: true, DuringRestore: true, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "health") })},
+			{Method: "GET", Path: "/api/v1/health", DuringShutdown: true, Probe: true, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "health") })},
 			{Method: "POST", Path: "/api/v1/read", Handler: http.HandlerFunc(read)},
 			{Method: "POST", Path: "/api/v1/panic", Handler: http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic("boom") })},
 			{Method: "GET", Path: "/", Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "ui") })},
@@ -147,8 +147,10 @@ func TestChain(t *testing.T) {
 			if rec.Header().Get("X-Content-Type-Options") != "nosniff" {
 				t.Fatal("no X-Content-Type-Options")
 			}
-			if api := strings.HasPrefix(tc.path, "/api/"); api != (rec.Header().Get("Cache-Control") == "no-store") {
-				t.Fatalf("Cache-Control %q on %s", rec.Header().Get("Cache-Control"), tc.path)
+			h := rec.Header()
+			cached := h.Get("Cache-Control") == "no-store, no-cache, must-revalidate, proxy-revalidate" && h.Get("Expires") == "0" && h.Get("Surrogate-Control") == "no-store"
+			if api := strings.HasPrefix(tc.path, "/api/"); api != cached {
+				t.Fatalf("cache headers %q %q %q on %s", h.Get("Cache-Control"), h.Get("Expires"), h.Get("Surrogate-Control"), tc.path)
 			}
 		})
 	}

@@ -11,10 +11,16 @@ import (
 	"github.com/eventstore-service/eventstore/modules/metrics"
 )
 
-// Time limits of one request; streams renew the write deadline per line.
-const (
-	BodyReadTimeout = 60 * time.Second
-	WriteTimeout    = 60 * time.Second
+// WriteTimeout is the time a response has to reach the client; streams
+// renew the write deadline per line.
+const WriteTimeout = 60 * time.Second
+
+// The cache headers of every /api/ response (api.md §1.3), shared and
+// never modified.
+var (
+	cacheControl     = []string{"no-store, no-cache, must-revalidate, proxy-revalidate"}
+	expires          = []string{"0"}
+	surrogateControl = []string{"no-store"}
 )
 
 // headers sets the headers every response carries, errors and UI assets included.
@@ -24,7 +30,9 @@ func headers(serverHeader string, next http.Handler) http.Handler {
 		h.Set("Server", serverHeader)
 		h.Set("X-Content-Type-Options", "nosniff")
 		if strings.HasPrefix(r.URL.Path, "/api/") {
-			h.Set("Cache-Control", "no-store")
+			h["Cache-Control"] = cacheControl
+			h["Expires"] = expires
+			h["Surrogate-Control"] = surrogateControl
 		}
 		if r.TLS != nil {
 			h.Set("Strict-Transport-Security", "max-age=31536000")
@@ -73,19 +81,28 @@ func observe(route string, m *metrics.HTTP, log *zap.Logger, next http.Handler) 
 }
 
 // limits caps the request body at maxBody bytes (413 when a handler reads
-// past it) and sets the read and write deadlines of a non-streaming request;
-// the paths in unlimited (a restore's streamed backup) have neither.
-func limits(maxBody int64, unlimited map[string]bool, next http.Handler) http.Handler {
+// past it), reads it within its time limits (408 when it stalls or takes
+// too long; cut off at the stop phase, tracked in bs), and sets the write
+// deadline of the response; the paths in unlimited (a restore's streamed
+// backup) have no size limit, no total time limit and no write deadline.
+func limits(maxBody int64, times BodyTimes, unlimited map[string]bool, bs *bodies, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if unlimited[r.URL.Path] {
-			next.ServeHTTP(w, r)
-			return
-		}
-		r.Body = http.MaxBytesReader(w, r.Body, maxBody)
-		rc := http.NewResponseController(w)
 		now := time.Now()
-		_ = rc.SetReadDeadline(now.Add(BodyReadTimeout))
-		_ = rc.SetWriteDeadline(now.Add(WriteTimeout))
+		rc := http.NewResponseController(w)
+		restore := unlimited[r.URL.Path]
+		if r.ContentLength != 0 { // a body was announced
+			t := times
+			if restore {
+				t.Total = 0
+			}
+			body := newTimedBody(r, rc, t, now)
+			defer bs.add(body)()
+			r.Body = body
+		}
+		if !restore {
+			r.Body = http.MaxBytesReader(w, r.Body, maxBody)
+			_ = rc.SetWriteDeadline(now.Add(WriteTimeout))
+		}
 		next.ServeHTTP(w, r)
 	})
 }

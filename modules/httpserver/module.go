@@ -20,8 +20,8 @@ var Module = fx.Module("httpserver",
 	fx.Provide(
 		newHandler,
 		fx.Annotate(
-			func(cfg config.Config, log *zap.Logger, h http.Handler) *Server {
-				return New(cfg, log.Named("http"), h)
+			func(cfg config.Config, build config.Build, log *zap.Logger, h http.Handler, m *metrics.HTTP) *Server {
+				return New(cfg, log.Named("http"), h, build.Version, m)
 			},
 			fx.OnStart(func(ctx context.Context, s *Server) error { return s.Start(ctx) }),
 			fx.OnStop(func(ctx context.Context, s *Server) error { return s.Stop(ctx) }),
@@ -52,6 +52,8 @@ func newHandler(p handlerParams) (http.Handler, error) {
 		Routes:         p.Routes,
 		Version:        p.Build.Version,
 		MaxRequestSize: p.Config.MaxRequestSize,
+		BodyTimes:      BodyTimes{Idle: p.Config.RequestBodyIdleTimeout, Total: p.Config.RequestBodyTimeout},
+		Stopping:       p.State.Stopping(),
 		ShuttingDown:   p.State.ShuttingDown,
 		Restoring:      p.State.Restoring,
 		Auth:           p.Auth,
@@ -60,6 +62,14 @@ func newHandler(p handlerParams) (http.Handler, error) {
 	})
 }
 
-func announce(s *Server) lifecycle.Announcement {
-	return func() []zap.Field { return []zap.Field{zap.Strings("listeners", s.Listeners())} }
+// announce names the listeners in the start log, with the open-file limit
+// the process raised and the connections it admits.
+func announce(s *Server, cfg config.Config) lifecycle.Announcement {
+	return func() []zap.Field {
+		return []zap.Field{
+			zap.Strings("listeners", s.Listeners()),
+			zap.Uint64("openFileLimit", cfg.Files.Limit),
+			zap.Int("maxConnections", cfg.MaxConnections),
+		}
+	}
 }

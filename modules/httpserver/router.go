@@ -11,10 +11,12 @@ import (
 
 // router matches paths with gorilla/mux, once per request, and hands the
 // request to the chain of its route (see NewHandler). Per route it checks
-// the state of the service and the method, so that every route (and the 404
-// answer) behaves the same way: 503 while shutting down or while a restore
-// runs, unless the route opts out, 405 with an Allow header for a wrong
-// method.
+// the state of the service, the connection and the method, so that every
+// route (and the 404 answer) behaves the same way: 503 while shutting down
+// or while a restore runs, unless the route opts out, 503 on a connection of
+// the probes' reserve but for ping and health, 405 with an Allow header for
+// a wrong method. These answers come before the body is read: the body is
+// not awaited (httpkit.RefuseBody).
 type router struct {
 	mux                     *mux.Router
 	shuttingDown, restoring func() bool
@@ -35,7 +37,7 @@ func newRouter(routes []httpkit.Route, shuttingDown, restoring func() bool, chai
 		rt.mux.Handle(route.Path, chain(route.Path, rt.serve(route)))
 	}
 	rt.mux.NotFoundHandler = chain(httpkit.Unmatched, rt.gate(httpkit.Route{}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		httpkit.WriteError(w, httpkit.ErrUnknownRoute)
+		httpkit.RefuseBody(w, r, httpkit.ErrUnknownRoute)
 	})))
 	return rt, nil
 }
@@ -53,7 +55,7 @@ func (rt *router) serve(route httpkit.Route) http.Handler {
 	return rt.gate(route, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != route.Method && (route.Method != http.MethodGet || r.Method != http.MethodHead) {
 			w.Header().Set("Allow", route.Method)
-			httpkit.WriteError(w, httpkit.Errorf(http.StatusMethodNotAllowed, "method not allowed: use %s", route.Method))
+			httpkit.RefuseBody(w, r, httpkit.Errorf(http.StatusMethodNotAllowed, "method not allowed: use %s", route.Method))
 			return
 		}
 		route.Handler.ServeHTTP(w, r)
@@ -61,14 +63,17 @@ func (rt *router) serve(route httpkit.Route) http.Handler {
 }
 
 // gate answers 503 while the service shuts down or a restore runs, unless
-// route opts out.
+// route opts out, and on a connection of the probes' reserve unless route
+// is a probe.
 func (rt *router) gate(route httpkit.Route, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case !route.DuringShutdown && rt.shuttingDown():
-			httpkit.WriteError(w, httpkit.ErrShuttingDown)
-		case !route.DuringRestore && rt.restoring():
-			httpkit.WriteError(w, httpkit.ErrRestoring)
+			httpkit.RefuseBody(w, r, httpkit.ErrShuttingDown)
+		case !route.Probe && !route.DuringRestore && rt.restoring():
+			httpkit.RefuseBody(w, r, httpkit.ErrRestoring)
+		case !route.Probe && probeOnly(r):
+			httpkit.RefuseBody(w, r, httpkit.ErrTooManyConnections)
 		default:
 			next.ServeHTTP(w, r)
 		}

@@ -32,6 +32,7 @@ type Server struct {
 	log       *zap.Logger
 	handler   http.Handler
 	lookup    lookupFunc
+	limit     *connLimit // of the connections of all listeners; nil: none
 	listeners []*listener
 }
 
@@ -46,12 +47,19 @@ type listener struct {
 	done sync.WaitGroup
 }
 
-// New returns a Server for the listeners enabled in cfg.
-func New(cfg config.Config, log *zap.Logger, handler http.Handler) *Server {
+// New returns a Server for the listeners enabled in cfg, with
+// cfg.MaxConnections connections on all of them together (0: no limit) and
+// config.ConnectionReserve more for ping and health; m counts what the
+// limit does.
+func New(cfg config.Config, log *zap.Logger, handler http.Handler, version string, m ConnMetrics) *Server {
 	lookup := func(ctx context.Context, host string) ([]netip.Addr, error) {
 		return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
 	}
-	return &Server{cfg: cfg, log: log, handler: handler, lookup: lookup}
+	s := &Server{cfg: cfg, log: log, handler: handler, lookup: lookup}
+	if cfg.MaxConnections > 0 {
+		s.limit = newConnLimit(cfg.MaxConnections, config.ConnectionReserve, ServerHeader(version), m)
+	}
+	return s
 }
 
 // Start opens the enabled listeners and serves on them. If an address cannot
@@ -107,7 +115,13 @@ func (s *Server) listen(ctx context.Context, scheme string, cfg config.Listener,
 		TLSConfig:         tlsConfig,
 		Protocols:         protocols,
 		ErrorLog:          stdLog,
-		ConnContext:       withWriteBatch,
+		ConnContext:       connContext,
+		// OPTIONS * goes through the handler too, which gives it the
+		// headers of every response (and a 404).
+		DisableGeneralOptionsHandler: true,
+	}
+	if s.limit != nil {
+		srv.ConnState = s.limit.track
 	}
 	l := &listener{scheme: scheme, srv: srv, sockets: sockets}
 	for _, ln := range sockets {
@@ -115,7 +129,7 @@ func (s *Server) listen(ctx context.Context, scheme string, cfg config.Listener,
 	}
 	s.listeners = append(s.listeners, l)
 	for i, ln := range sockets {
-		ln := newBatchListener(ln)
+		ln := newBatchListener(ln, s.limit, tlsConfig == nil)
 		l.done.Add(1)
 		go func() {
 			defer l.done.Done()
@@ -147,19 +161,39 @@ func socketURL(scheme string, ln net.Listener, allInterfaces bool) string {
 	return scheme + "://" + net.JoinHostPort(host, strconv.Itoa(addr.Port))
 }
 
-// Stop closes the listeners and waits for in-flight requests until ctx ends;
-// then it closes the remaining connections.
+// Stop closes the listeners and waits for the requests in flight; those
+// still running when the share of ctx's time left that the HTTP server may
+// use is over lose their connections (a client that neither sends nor reads
+// holds no shutdown up), and the rest of the time is left to the stops that
+// follow (the store's).
 func (s *Server) Stop(ctx context.Context) error {
-	var errs []error
-	for _, l := range s.listeners {
-		if err := l.srv.Shutdown(ctx); err != nil {
-			errs = append(errs, fmt.Errorf("shut down %s listener: %w", l.scheme, err))
-			_ = l.srv.Close()
-		}
-		l.done.Wait()
+	if deadline, ok := ctx.Deadline(); ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, deadline.Add(-stopReserve(time.Until(deadline))))
+		defer cancel()
 	}
+	var wg sync.WaitGroup
+	for _, l := range s.listeners {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := l.srv.Shutdown(ctx); err != nil {
+				s.log.Warn("closing the connections still open at shutdown", zap.String("listener", l.scheme), zap.Error(err))
+				_ = l.srv.Close()
+			}
+			l.done.Wait()
+		}()
+	}
+	wg.Wait()
 	s.listeners = nil
-	return errors.Join(errs...)
+	return nil
+}
+
+// stopReserve is the part of the stop phase's time left the HTTP server
+// leaves to the stops after it: a quarter, at least a second (if there is
+// one), at most five.
+func stopReserve(left time.Duration) time.Duration {
+	return min(max(left/4, min(time.Second, left/2)), 5*time.Second)
 }
 
 // Listeners returns the URLs of the open sockets, e.g. "http://0.0.0.0:3000"

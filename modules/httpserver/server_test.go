@@ -113,7 +113,7 @@ func start(t *testing.T, listener config.Listener) (*Server, error) {
 	t.Helper()
 	listener.Enabled = true
 	pong := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "pong") })
-	s := New(config.Config{HTTP: listener}, zap.NewNop(), pong)
+	s := New(config.Config{HTTP: listener}, zap.NewNop(), pong, "test", nil)
 	if err := s.Start(context.Background()); err != nil {
 		return nil, err
 	}

@@ -37,10 +37,14 @@ func Register(reg prometheus.Registerer, cs ...prometheus.Collector) error {
 	return nil
 }
 
-// HTTP records every HTTP request by route template, method and status.
+// HTTP records every HTTP request by route template, method and status,
+// and the client connections.
 type HTTP struct {
-	requests *prometheus.CounterVec
-	duration *prometheus.HistogramVec
+	requests    *prometheus.CounterVec
+	duration    *prometheus.HistogramVec
+	connections prometheus.Gauge
+	refused     prometheus.Counter
+	evicted     prometheus.Counter
 }
 
 // NewHTTP registers the HTTP request metrics on reg.
@@ -55,12 +59,36 @@ func NewHTTP(reg prometheus.Registerer) (*HTTP, error) {
 			Help:    "Time until the response ended (for streams: the whole stream), by route template.",
 			Buckets: prometheus.DefBuckets,
 		}, []string{"route"}),
+		connections: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "eventstore_http_connections",
+			Help: "Open client connections on all listeners.",
+		}),
+		refused: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "eventstore_http_connections_refused_total",
+			Help: "Connections refused at --max-connections (and its reserve for ping and health), none of the open ones waiting for a request.",
+		}),
+		evicted: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "eventstore_http_connections_evicted_total",
+			Help: "Connections closed at --max-connections to make room for a new one, the one that had waited longest for a request.",
+		}),
 	}
-	if err := Register(reg, m.requests, m.duration); err != nil {
+	if err := Register(reg, m.requests, m.duration, m.connections, m.refused, m.evicted); err != nil {
 		return nil, err
 	}
 	return m, nil
 }
+
+// ConnectionOpened counts an admitted connection.
+func (m *HTTP) ConnectionOpened() { m.connections.Inc() }
+
+// ConnectionClosed counts a closed connection.
+func (m *HTTP) ConnectionClosed() { m.connections.Dec() }
+
+// ConnectionRefused counts a connection refused for want of room.
+func (m *HTTP) ConnectionRefused() { m.refused.Inc() }
+
+// ConnectionEvicted counts a waiting connection closed to make room.
+func (m *HTTP) ConnectionEvicted() { m.evicted.Inc() }
 
 // Observe records one finished request.
 func (m *HTTP) Observe(route, method string, code int, d time.Duration) {
