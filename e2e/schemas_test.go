@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -173,5 +174,103 @@ func TestSchemasSurviveRestart(t *testing.T) {
 	lines := stream(t, inst, "/api/v1/read-event-types", "")
 	if len(lines) != 1 || !strings.Contains(string(lines[0].Payload), `"isPhantom":true,"schema":`+bookLostSchema) {
 		t.Fatalf("event types after restart: %v", lines)
+	}
+}
+
+// schemaLines returns a backup of n schema lines and no event: types
+// prefix-00000 … of an object with an integer n.
+func schemaLines(prefix string, n int) string {
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, `{"type":"schema","payload":{"eventType":"%s-%05d","schema":{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"],"additionalProperties":false}}}`+"\n", prefix, i)
+	}
+	return b.String()
+}
+
+// schemaFigures returns the registered and compiled schemas in the
+// diagnostics of inst.
+func schemaFigures(t *testing.T, inst harness.Target) (registered, compiled float64) {
+	t.Helper()
+	r := inst.Do("GET", "/api/v1/diagnostics", harness.Token, "")
+	var d struct {
+		Storage struct {
+			Schemas map[string]float64 `json:"schemas"`
+		} `json:"storage"`
+	}
+	if err := json.Unmarshal(r.Body, &d); r.StatusCode != 200 || err != nil || d.Storage.Schemas == nil {
+		t.Fatalf("diagnostics: %d %s (%v)", r.StatusCode, r.Body, err)
+	}
+	return d.Storage.Schemas["registered"], d.Storage.Schemas["compiled"]
+}
+
+func TestSchemaLimit(t *testing.T) { eachTarget(t, testSchemaLimit) }
+
+func testSchemaLimit(t *testing.T, start starter) {
+	inst := start(t, "--max-event-schemas=3")
+	for i := range 3 {
+		if r := register(t, inst, fmt.Sprintf("%slimited-%d", lib, i), bookLostSchema); r.StatusCode != 200 {
+			t.Fatalf("registration %d: %d %s", i, r.StatusCode, r.Body)
+		}
+	}
+	checkError(t, register(t, inst, lib+"limited-3", bookLostSchema), 409, "state conflict: too many event schemas")
+	checkError(t, register(t, inst, lib+"limited-0", bookLostSchema), 409, "schema conflict: schema already exists")
+	if lines := stream(t, inst, "/api/v1/read-event-types", ""); len(lines) != 3 {
+		t.Fatalf("%d event types after a refused registration", len(lines))
+	}
+
+	// A restore counts the backup's schema lines against the limit.
+	fresh := start(t, "--max-event-schemas=3")
+	checkError(t, fresh.Do("POST", "/api/v1/restore", harness.Token, schemaLines(lib+"restored", 4)), 400, "invalid backup: line 4: too many event schemas")
+	if lines := stream(t, fresh, "/api/v1/read-event-types", ""); len(lines) != 0 {
+		t.Fatalf("%d event types after a refused restore", len(lines))
+	}
+	if registered, _ := schemaFigures(t, fresh); registered != 0 {
+		t.Fatalf("%v schemas registered after a refused restore", registered)
+	}
+	if r := fresh.Do("POST", "/api/v1/restore", harness.Token, schemaLines(lib+"restored", 3)); r.StatusCode != 200 || !strings.Contains(string(r.Body), `"schemas":3,`) {
+		t.Fatalf("restore of 3 schemas at a limit of 3: %d %s", r.StatusCode, r.Body)
+	}
+}
+
+// TestSchemasCompileOnFirstUse restarts a store holding 10,000 schemas: it
+// compiles none of them until a write needs one.
+func TestSchemasCompileOnFirstUse(t *testing.T) {
+	const n = 10_000
+	prefix := lib + "lazy"
+	dir := filepath.Join(t.TempDir(), "data")
+	args := []string{"run", "--api-token=" + harness.Token, "--data-directory=" + dir, "--http-enabled", "--https-enabled=false", "--http-port=0",
+		fmt.Sprintf("--max-event-schemas=%d", n)}
+	inst := harness.Start(t, bin, args...)
+	if r := inst.Do("POST", "/api/v1/restore", harness.Token, schemaLines(prefix, n)); r.StatusCode != 200 || !strings.Contains(string(r.Body), fmt.Sprintf(`"schemas":%d,`, n)) {
+		t.Fatalf("restore of %d schemas: %d %s", n, r.StatusCode, r.Body)
+	}
+	checkError(t, register(t, inst, lib+"one-more", bookLostSchema), 409, "state conflict: too many event schemas")
+	inst.Signal(syscall.SIGTERM)
+	if code := inst.Wait(30 * time.Second); code != 0 {
+		t.Fatalf("exit %d after SIGTERM", code)
+	}
+
+	began := time.Now()
+	inst = harness.Start(t, bin, args...)
+	t.Logf("restarted with %d schemas in %s", n, time.Since(began).Round(time.Millisecond))
+	if registered, compiled := schemaFigures(t, inst); registered != n || compiled != 0 {
+		t.Fatalf("after a restart: %v schemas registered, %v compiled", registered, compiled)
+	}
+	lines := stream(t, inst, "/api/v1/read-event-types", "")
+	if len(lines) != n {
+		t.Fatalf("%d event types, want %d", len(lines), n)
+	}
+	for _, i := range []int{0, 4711, n - 1} {
+		want := fmt.Sprintf(`{"eventType":"%s-%05d","isPhantom":true,"schema":{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"],"additionalProperties":false}}`, prefix, i)
+		if string(lines[i].Payload) != want {
+			t.Fatalf("event type %d: %s, want %s", i, lines[i].Payload, want)
+		}
+	}
+	eventType := fmt.Sprintf("%s-%05d", prefix, 4711)
+	checkError(t, inst.Do("POST", "/api/v1/write-events", harness.Token, `{"events":[{"source":"https://x","subject":"/a","type":"`+eventType+`","data":{"n":"one"}}]}`), 409,
+		"schema conflict: event candidate does not match schema: at '/n': expected integer, but got string")
+	mustWrite(t, inst, `{"events":[{"source":"https://x","subject":"/a","type":"`+eventType+`","data":{"n":1}}]}`)
+	if registered, compiled := schemaFigures(t, inst); registered != n || compiled != 1 {
+		t.Fatalf("after writes of one type: %v schemas registered, %v compiled", registered, compiled)
 	}
 }

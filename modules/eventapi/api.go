@@ -239,6 +239,8 @@ func storeError(err error) (*httpkit.Error, string) {
 		return httpkit.Errorf(http.StatusConflict, "schema conflict: existing events do not match schema: %d: %s", existing.ID, existing.Msg), resultSchemaConflict
 	case errors.Is(err, store.ErrSchemaExists):
 		return httpkit.Errorf(http.StatusConflict, "schema conflict: schema already exists"), resultSchemaConflict
+	case errors.Is(err, store.ErrTooManySchemas):
+		return httpkit.Errorf(http.StatusConflict, "state conflict: too many event schemas"), resultSchemaConflict
 	case errors.Is(err, store.ErrPreconditionFailed):
 		return httpkit.Errorf(http.StatusConflict, "state conflict: precondition failed"), resultPreconditionFailed
 	case errors.Is(err, store.ErrClosed):

@@ -9,6 +9,9 @@
 //     from outside the document.
 //   - A Schema keeps its stored form (Raw) byte for byte as registered,
 //     whitespace aside.
+//   - A schema read back from storage (Stored) is compiled on its first
+//     use, once, whoever uses it first, and decides exactly as it did when
+//     Compile accepted it.
 //   - Validate decides exactly as the library does: a fast path that walks
 //     canonical data directly may only accept, and everything it does not
 //     accept is decided and explained by the library. A violation is a

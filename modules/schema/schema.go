@@ -7,17 +7,25 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/eventstore-service/eventstore/modules/jsonscan"
 )
 
-// Schema is a compiled schema with its stored form.
+// Schema is a schema with its stored form, compiled by Compile, or by
+// Stored on its first use. Its methods are safe for concurrent use: the
+// first of them that needs the compiled form compiles it, once, and the
+// others wait for it.
 type Schema struct {
 	// Raw is the schema as registered, compacted: key order and number
 	// spellings kept, whitespace dropped. It is stored and returned as is.
-	Raw      []byte
+	Raw []byte
+
+	ready    atomic.Bool // compiled and fast are set; set once, after them
+	once     sync.Once   // compiles a stored schema on its first use
+	err      error       // why a stored schema does not compile; set in once
 	compiled *jsonschema.Schema
 	fast     *fastNode // nil when the schema uses keywords outside the fast subset
 	scanners sync.Pool // of *jsonscan.Scanner for the fast path
@@ -97,8 +105,47 @@ func Compile(raw []byte) (*Schema, error) {
 		return nil, invalid("%s", oneLine(err))
 	}
 	fast, _ := compileFast(doc, true)
-	return &Schema{Raw: compact.Bytes(), compiled: compiled, fast: fast}, nil
+	s := &Schema{Raw: compact.Bytes(), compiled: compiled, fast: fast}
+	s.ready.Store(true)
+	return s, nil
 }
+
+// Stored returns the schema stored as raw, which Compile accepted at its
+// registration, without compiling it: it is compiled on its first use by
+// Validate or Check, so that a store holding many schemas starts at once
+// and keeps compiled only those in use. Raw is compacted as Compile
+// compacts it.
+func Stored(raw []byte) *Schema {
+	var compact bytes.Buffer
+	compact.Grow(len(raw))
+	if err := json.Compact(&compact, raw); err == nil {
+		raw = compact.Bytes()
+	}
+	return &Schema{Raw: raw}
+}
+
+// Check compiles the schema unless it is compiled already, and returns
+// why it does not compile (an *InvalidError: stored data that Compile no
+// longer accepts); the outcome is kept, so it compiles at most once.
+func (s *Schema) Check() error {
+	if s.ready.Load() {
+		return nil
+	}
+	s.once.Do(func() {
+		c, err := Compile(s.Raw)
+		if err != nil {
+			s.err = err
+			return
+		}
+		s.compiled, s.fast = c.compiled, c.fast
+		s.ready.Store(true)
+	})
+	return s.err
+}
+
+// Compiled reports whether the schema is compiled: by Compile, or by the
+// first use of a stored one.
+func (s *Schema) Compiled() bool { return s.ready.Load() }
 
 // noLoader refuses every reference outside the schema document.
 type noLoader struct{}
@@ -107,10 +154,14 @@ func (noLoader) Load(url string) (any, error) {
 	return nil, fmt.Errorf("references outside the schema are not allowed: %s", url)
 }
 
-// Validate checks event data (canonical JSON) against the schema. A
-// violation is a *ViolationError with the API's message. Data the fast path
-// accepts is valid; everything else is decided by the library.
+// Validate checks event data (canonical JSON) against the schema, compiling
+// it first if it is a stored one not compiled yet. A violation is a
+// *ViolationError with the API's message. Data the fast path accepts is
+// valid; everything else is decided by the library.
 func (s *Schema) Validate(data []byte) error {
+	if err := s.Check(); err != nil {
+		return fmt.Errorf("compile the stored schema: %w", err)
+	}
 	if s.fast != nil {
 		sc, _ := s.scanners.Get().(*jsonscan.Scanner)
 		if sc == nil {

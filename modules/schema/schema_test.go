@@ -2,7 +2,9 @@ package schema
 
 import (
 	"errors"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -116,6 +118,47 @@ func TestSpecExample(t *testing.T) {
 	}
 	if err := s.Validate([]byte(`{"reason":12345678901234567890123}`)); err == nil || err.Error() != "at '/reason': expected string, but got number" {
 		t.Fatalf("big number: %v", err)
+	}
+}
+
+func TestStoredCompilesOnFirstUse(t *testing.T) {
+	raw := `{ "type": "object", "properties": { "reason": { "type": "string" } }, "required": ["reason"], "additionalProperties": false }`
+	compiled, err := Compile([]byte(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := Stored([]byte(raw))
+	if s.Compiled() || string(s.Raw) != string(compiled.Raw) {
+		t.Fatalf("stored: compiled %v, raw %s, want %s", s.Compiled(), s.Raw, compiled.Raw)
+	}
+	// The first uses, at once, compile it once; all decide as Compile's.
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for _, data := range []string{`{"extra":1,"reason":"lost"}`, `{"reason":1}`, `{}`, `{"reason":"lost"}`} {
+				want, got := compiled.Validate([]byte(data)), s.Validate([]byte(data))
+				if fmt.Sprint(got) != fmt.Sprint(want) {
+					t.Errorf("%s: stored %v, compiled %v", data, got, want)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if !s.Compiled() || s.Check() != nil {
+		t.Fatalf("after use: compiled %v, check %v", s.Compiled(), s.Check())
+	}
+}
+
+func TestStoredThatDoesNotCompile(t *testing.T) {
+	s := Stored([]byte(`{"type":"string","properties":{}}`))
+	var invalid *InvalidError
+	if err := s.Check(); !errors.As(err, &invalid) || s.Compiled() {
+		t.Fatalf("check: %v (compiled %v)", err, s.Compiled())
+	}
+	if err := s.Validate([]byte(`{}`)); !errors.As(err, &invalid) || err.Error() != `compile the stored schema: invalid schema: at '/type': value must be "object"` {
+		t.Fatalf("validate: %v", err)
 	}
 }
 

@@ -30,7 +30,9 @@ func Module(cfg config.Config) fx.Option {
 			NewMetrics,
 			fx.Annotate(
 				func(open store.Opener, log *zap.Logger, m *Metrics) *store.Store {
-					return store.New(open, log.Named("store"), m, StoreMemory(cfg.MemoryLimit))
+					mem := StoreMemory(cfg.MemoryLimit)
+					mem.MaxSchemas = cfg.MaxEventSchemas
+					return store.New(open, log.Named("store"), m, mem)
 				},
 				fx.OnStart(func(ctx context.Context, s *store.Store) error {
 					if err := s.Start(ctx); err != nil {

@@ -153,6 +153,9 @@ func (s *Store) writeBackup(job *restoreJob) (Head, error) {
 			return Head{}, err
 		}
 		if item.Schema != nil {
+			if len(schemas) >= s.schemas.limit { // into an empty store: the backup's are all it holds
+				return Head{}, &BackupError{Line: item.Line, Detail: ErrTooManySchemas.Error()}
+			}
 			schemas, lines = append(schemas, *item.Schema), append(lines, item.Line)
 			continue
 		}

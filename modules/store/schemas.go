@@ -17,6 +17,9 @@ import (
 var (
 	// ErrSchemaExists reports a second registration for an event type.
 	ErrSchemaExists = errors.New("schema already exists")
+	// ErrTooManySchemas reports a registration beyond the store's limit
+	// of registered schemas (Memory.MaxSchemas).
+	ErrTooManySchemas = errors.New("too many event schemas")
 )
 
 // CandidateConflictError reports an event that does not match the schema
@@ -54,51 +57,81 @@ type SchemaWritten struct {
 // registry holds the committed schemas by event type. The writer adds to
 // it after each commit that registered schemas and bumps the version, so
 // that a write validated against an older version is checked again.
+//
+// The schemas are kept as an immutable set that add replaces (copy on
+// write): readers take the current set without a lock or a copy, and
+// registrations, which are few (at most the store's limit), pay for the
+// copy. The schemas read back from storage are compiled on their first use
+// (schema.Stored), so a start costs no compilation and only the types in
+// use are held compiled; those registered here come compiled.
 type registry struct {
-	mu      sync.RWMutex
-	schemas map[string]*schema.Schema
-	order   []string // the types in registration order
+	mu      sync.Mutex // serializes add
+	set     atomic.Pointer[schemaSet]
 	version atomic.Uint64
+	limit   int // how many schemas may be registered; set once
 }
 
-func newRegistry() *registry { return &registry{schemas: map[string]*schema.Schema{}} }
-
-func (r *registry) get(eventType string) *schema.Schema {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	return r.schemas[eventType]
+// schemaSet is the registered schemas at one version; never changed once
+// the registry published it.
+type schemaSet struct {
+	byType  map[string]*schema.Schema
+	ordered []SchemaWritten // in registration order; shares its array with later sets
 }
 
-// add registers the schemas of types, in this order.
+func newRegistry(limit int) *registry {
+	r := &registry{limit: limit}
+	r.set.Store(&schemaSet{byType: map[string]*schema.Schema{}})
+	return r
+}
+
+func (r *registry) get(eventType string) *schema.Schema { return r.set.Load().byType[eventType] }
+
+// full reports whether the registry takes no more schemas once pending
+// others are registered.
+func (r *registry) full(pending int) bool { return len(r.set.Load().byType)+pending >= r.limit }
+
+// add registers the schemas of types, in this order; a type registered
+// already keeps its schema.
 func (r *registry) add(types []string, registered map[string]*schema.Schema) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	old := r.set.Load()
+	next := &schemaSet{byType: make(map[string]*schema.Schema, len(old.byType)+len(types)), ordered: old.ordered}
+	maps.Copy(next.byType, old.byType)
 	for _, t := range types {
-		if r.schemas[t] == nil {
-			r.order = append(r.order, t)
+		if next.byType[t] == nil {
+			next.byType[t] = registered[t]
+			// Appends past the end of old.ordered, which no reader of old
+			// looks at: only add, under mu, extends the latest set.
+			next.ordered = append(next.ordered, SchemaWritten{Type: t, Raw: registered[t].Raw})
 		}
-		r.schemas[t] = registered[t]
 	}
+	r.set.Store(next)
 	r.version.Add(1)
 }
 
 // ordered returns the registered schemas in registration order, and the
-// same as a map.
+// same by type; both are shared and must not be changed.
 func (r *registry) ordered() ([]SchemaWritten, map[string]*schema.Schema) {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	out := make([]SchemaWritten, len(r.order))
-	for i, t := range r.order {
-		out[i] = SchemaWritten{Type: t, Raw: r.schemas[t].Raw}
-	}
-	return out, maps.Clone(r.schemas)
+	set := r.set.Load()
+	return set.ordered[:len(set.ordered):len(set.ordered)], set.byType
 }
 
-// snapshot returns a copy of the registered schemas.
-func (r *registry) snapshot() map[string]*schema.Schema {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	return maps.Clone(r.schemas)
+// snapshot returns the registered schemas by type; the map is shared and
+// must not be changed.
+func (r *registry) snapshot() map[string]*schema.Schema { return r.set.Load().byType }
+
+// describe returns the figures of the registry for diagnostics: the
+// schemas registered, those of them compiled so far, and the limit.
+func (r *registry) describe() map[string]any {
+	set := r.set.Load()
+	compiled := 0
+	for _, sch := range set.byType {
+		if sch.Compiled() {
+			compiled++
+		}
+	}
+	return map[string]any{"registered": len(set.byType), "compiled": compiled, "limit": r.limit}
 }
 
 // validateCandidates checks the candidates whose type has a schema and
@@ -114,7 +147,7 @@ func validateCandidates(candidates []event.Candidate, schemaOf func(string) *sch
 			if errors.As(err, &violation) {
 				return &CandidateConflictError{Msg: violation.Msg}
 			}
-			return err
+			return fmt.Errorf("validate an event of %s: %w", c.Type, err)
 		}
 	}
 	return nil
@@ -131,15 +164,20 @@ type registration struct {
 
 // RegisterSchema binds s to eventType for good, once every stored event of
 // the type matches it; from then on every write of the type is validated.
-// It fails with ErrSchemaExists, an *ExistingConflictError, ErrClosed or a
-// *FailureError. The schema is stored in the same synced commit path as
-// events.
+// It fails with ErrSchemaExists, ErrTooManySchemas, an
+// *ExistingConflictError, ErrClosed or a *FailureError. The schema is
+// stored in the same synced commit path as events.
 func (s *Store) RegisterSchema(ctx context.Context, eventType string, sch *schema.Schema) error {
 	if err := s.refusal(); err != nil {
 		return err
 	}
 	if s.schemas.get(eventType) != nil {
 		return ErrSchemaExists
+	}
+	// Registrations are never undone, so a full registry stays full: refuse
+	// before reading the type's events. The writer decides the rest.
+	if s.schemas.full(0) {
+		return ErrTooManySchemas
 	}
 	// Check the events stored so far here, not in the writer, which then
 	// only checks those written since.

@@ -74,7 +74,8 @@ type Describer interface {
 }
 
 // Describe returns the store's figures for diagnostics: events, head,
-// writability, mode, its caches, and what the backend tells of itself.
+// writability, mode, the schemas registered and compiled, its caches, and
+// what the backend tells of itself.
 func (s *Store) Describe() map[string]any {
 	durable := s.Durable()
 	out := map[string]any{
@@ -86,6 +87,7 @@ func (s *Store) Describe() map[string]any {
 	if size, err := s.Size(); err == nil {
 		out["sizeBytes"] = size
 	}
+	out["schemas"] = s.schemas.describe()
 	out["caches"] = map[string]any{
 		"window":    s.recent.describe(),
 		"latestIds": map[string]any{"limitSubjects": s.latestIDs.limit}, // set once, read by any goroutine

@@ -90,8 +90,11 @@ type nopRecorder struct{}
 func (nopRecorder) Committed(int, time.Duration) {}
 func (nopRecorder) Acknowledged(time.Duration)   {}
 
-// Memory bounds the caches a Store keeps in memory; a zero field takes its
-// default.
+// DefaultMaxSchemas is how many event schemas a store takes by default.
+const DefaultMaxSchemas = 10_000
+
+// Memory bounds what a Store keeps in memory: its caches and its schema
+// registry; a zero field takes its default.
 type Memory struct {
 	// WindowBytes bounds the record bytes of the live window that readers
 	// near the head, observers above all, read from (DefaultWindowBytes).
@@ -99,6 +102,11 @@ type Memory struct {
 	// LatestSubjects is how many subjects the writer remembers the latest
 	// event id of, for subject preconditions (DefaultLatestCacheSize).
 	LatestSubjects int
+	// MaxSchemas is how many event schemas may be registered, by
+	// registrations and restores together (DefaultMaxSchemas); beyond it a
+	// registration fails with ErrTooManySchemas. A store that holds more
+	// (registered under a higher limit) keeps them all.
+	MaxSchemas int
 }
 
 // withDefaults returns m with its zero fields set to their defaults.
@@ -109,12 +117,15 @@ func (m Memory) withDefaults() Memory {
 	if m.LatestSubjects <= 0 {
 		m.LatestSubjects = DefaultLatestCacheSize
 	}
+	if m.MaxSchemas <= 0 {
+		m.MaxSchemas = DefaultMaxSchemas
+	}
 	return m
 }
 
 // New returns a Store that opens its backend with open when it starts,
-// keeps its caches within mem and reports its measurements to rec (none
-// when rec is nil).
+// keeps its caches and schemas within mem and reports its measurements to
+// rec (none when rec is nil).
 func New(open Opener, log *zap.Logger, rec Recorder, mem Memory) *Store {
 	if rec == nil {
 		rec = nopRecorder{}
@@ -132,7 +143,7 @@ func New(open Opener, log *zap.Logger, rec Recorder, mem Memory) *Store {
 		stopped:         make(chan struct{}),
 		recent:          newWindow(mem.WindowBytes),
 		latestIDs:       newLatestCache(mem.LatestSubjects),
-		schemas:         newRegistry(),
+		schemas:         newRegistry(mem.MaxSchemas),
 	}
 	s.durable.Store(&Head{LastHash: event.ZeroHash})
 	changed := make(chan struct{})
@@ -193,15 +204,16 @@ func recordAt(b Backend, id uint64) (event.Record, error) {
 	return r, nil
 }
 
-// loadSchemas compiles the stored schemas that the registry lacks into it
-// (a registration never changes); the version moves only when it added one.
+// loadSchemas adds the stored schemas that the registry lacks to it (a
+// registration never changes), uncompiled: each is compiled on its first
+// use. The version moves only when it added one.
 func (s *Store) loadSchemas(b Backend) error {
-	types, compiled, err := storedSchemas(b, func(t string) bool { return s.schemas.get(t) != nil })
+	types, stored, err := storedSchemas(b, func(t string) bool { return s.schemas.get(t) != nil })
 	if err != nil {
 		return err
 	}
 	if len(types) > 0 {
-		s.schemas.add(types, compiled)
+		s.schemas.add(types, stored)
 	}
 	return nil
 }

@@ -65,8 +65,11 @@ func Verify(ctx context.Context, b Backend, opts VerifyOptions) (uint64, error) 
 	} else if head.Count > 0 {
 		to = head.Count - 1
 	}
-	_, schemas, err := storedSchemas(b, nil)
+	types, schemas, err := storedSchemas(b, nil)
 	if err != nil {
+		return 0, err
+	}
+	if err := compileAll(types, schemas); err != nil {
 		return 0, err
 	}
 	var indexes IndexVerifier
@@ -90,9 +93,9 @@ func Verify(ctx context.Context, b Backend, opts VerifyOptions) (uint64, error) 
 	return chain.n, nil
 }
 
-// storedSchemas compiles the schemas stored in b but those known reports
-// (nil: none), by event type, and returns their types in registration
-// order.
+// storedSchemas returns the schemas stored in b but those known reports
+// (nil: none), by event type and uncompiled (schema.Stored), and their
+// types in registration order.
 func storedSchemas(b Backend, known func(eventType string) bool) ([]string, map[string]*schema.Schema, error) {
 	stored, err := b.Schemas()
 	if err != nil {
@@ -104,12 +107,22 @@ func storedSchemas(b Backend, known func(eventType string) bool) ([]string, map[
 		if known != nil && known(sw.Type) {
 			continue
 		}
-		if schemas[sw.Type], err = schema.Compile(sw.Raw); err != nil {
-			return nil, nil, corruption("stored schema of %s: %v", sw.Type, err)
-		}
+		schemas[sw.Type] = schema.Stored(sw.Raw)
 		types = append(types, sw.Type)
 	}
 	return types, schemas, nil
+}
+
+// compileAll compiles every schema, in the order of types, so that a
+// verification proves also the schemas no event uses; the first that does
+// not compile is a *CorruptionError.
+func compileAll(types []string, schemas map[string]*schema.Schema) error {
+	for _, t := range types {
+		if err := schemas[t].Check(); err != nil {
+			return corruption("stored schema of %s: %v", t, err)
+		}
+	}
+	return nil
 }
 
 // Verify checks the durable snapshot of the store at the call, as Verify

@@ -19,16 +19,18 @@ type View struct {
 	recent     *window
 	count      uint64                    // committed events in the view
 	pending    []Written                 // the group's earlier writes: ids count, count+1, …
-	schemas    map[string]*schema.Schema // committed schemas
+	schemas    map[string]*schema.Schema // committed schemas; the registry's, never changed
 	registered map[string]*schema.Schema // registered earlier in the group
 	// schemaVersion is the registry's version read before schemas was
-	// copied: a later version may have changed them.
+	// taken: a later version may have changed them.
 	schemaVersion uint64
-	ordered       []SchemaWritten // the committed schemas in registration order
+	ordered       []SchemaWritten // the committed schemas in registration order; the registry's
 }
 
 // View returns the state durable now. It stays the same however the log
-// grows; reads through it see nothing written later.
+// grows; reads through it see nothing written later. It shares the
+// registry's schemas, which a registration replaces rather than changes,
+// so taking a view costs nothing however many schemas are registered.
 func (s *Store) View() *View {
 	count := s.visible(math.MaxUint64)
 	version := s.schemas.version.Load()

@@ -342,12 +342,20 @@ func (s *Store) followBackend() {
 	}
 }
 
-// checkRegistration refuses a second schema for a type, and a schema that
-// an event stored (since the caller's check) or written earlier in the
-// group does not match.
+// checkRegistration refuses a second schema for a type, a schema beyond the
+// limit, and a schema that an event stored (since the caller's check) or
+// written earlier in the group does not match.
 func (s *Store) checkRegistration(r *registration, g *groupState) error {
 	if g.schemaOf(s.schemas)(r.eventType) != nil {
 		return ErrSchemaExists
+	}
+	// The registry holds exactly the committed schemas here: the writer
+	// has followed the backend's head under its lock (on PostgreSQL the
+	// other nodes' registrations with it), which no other node moves until
+	// this commit ends. Head.Schemas would tell the same on PostgreSQL, but
+	// Pebble does not keep it across a restart.
+	if s.schemas.full(len(g.registrations)) {
+		return ErrTooManySchemas
 	}
 	if err := s.validateStored(r.eventType, r.schema, r.validatedUpTo, s.head.Count); err != nil {
 		var conflict *ExistingConflictError

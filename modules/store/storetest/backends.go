@@ -59,7 +59,13 @@ func EachB(b *testing.B, pg *pgtest.Shared, fn func(b *testing.B, be Backend)) {
 // the test closed it).
 func Start(t testing.TB, open store.Opener) *store.Store {
 	t.Helper()
-	s := store.New(open, zap.NewNop(), nil, store.Memory{})
+	return StartWith(t, open, store.Memory{})
+}
+
+// StartWith is Start with the store's caches and schemas bounded by mem.
+func StartWith(t testing.TB, open store.Opener, mem store.Memory) *store.Store {
+	t.Helper()
+	s := store.New(open, zap.NewNop(), nil, mem)
 	if err := s.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
