@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -104,6 +105,102 @@ func TestPostgresRestartUnderLoad(t *testing.T) {
 	waitUntil(t, 5*time.Second, func() bool { return ws.okSince(resumed) })
 	ws.stop()
 	checkAfterOutage(t, cluster, ws, acked, url)
+}
+
+// TestPostgresPausedWithSIGSTOP pauses every process of PostgreSQL with
+// SIGSTOP under writes on two nodes: the database keeps its connections
+// open and answers nothing, as behind a network that drops packets. Within
+// 2 s of the pause health fails on every node; from then on a write, a read
+// and a schema registration answer 503 with Retry-After within 2 s of being
+// sent, and ping stays 200. After SIGCONT the nodes write again within
+// seconds without a restart, with every acknowledged event stored once.
+func TestPostgresPausedWithSIGSTOP(t *testing.T) {
+	// Below the writers' client timeout of 10 s: a write caught in a commit
+	// at the pause waits for its outcome, and must answer before it.
+	const pauseFor = 8 * time.Second
+	const within = 2 * time.Second
+	db := pgtest.New(t, pgtest.Options{})
+	url, err := db.CreateDatabase(context.Background(), "paused")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cluster := harness.StartCluster(t, bin, 2, harness.Postgres(url)...)
+	acked := map[string]string{}
+	ws := startWriters(8, "/paused", func() string { return cluster.URL("http") }, acked)
+	waitUntil(t, 10*time.Second, func() bool { return ws.acknowledged() > 100 })
+	resume := sync.OnceFunc(func() {
+		if err := db.Resume(); err != nil {
+			t.Error(err)
+		}
+	})
+	t.Cleanup(resume) // also when the test fails
+	if err := db.Pause(); err != nil {
+		t.Fatal(err)
+	}
+	paused := time.Now()
+	for i, node := range cluster.Nodes() {
+		for healthStatus(t, node) != "fail" {
+			if time.Since(paused) > within {
+				t.Fatalf("node %d: health does not fail %v after the pause", i, time.Since(paused))
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		t.Logf("node %d: health fails %v after the pause", i, time.Since(paused).Round(time.Millisecond))
+	}
+	for round := 0; time.Since(paused) < pauseFor; round++ {
+		for i, node := range cluster.Nodes() {
+			checkRefusedFast(t, i, node, within, round)
+		}
+		time.Sleep(time.Second)
+	}
+	resume()
+	up := time.Now()
+	for _, node := range cluster.Nodes() {
+		waitUntil(t, 10*time.Second, func() bool {
+			return healthStatus(t, node) == "pass" && node.Do("POST", "/api/v1/write-events", harness.Token, candidates("/paused/after", "io.example.x")).StatusCode == 200
+		})
+	}
+	t.Logf("every node wrote again %s after SIGCONT", time.Since(up).Round(time.Millisecond))
+	resumed := time.Now()
+	waitUntil(t, 5*time.Second, func() bool { return ws.okSince(resumed) })
+	ws.stop()
+	checkAfterOutage(t, cluster, ws, acked, url)
+	for i, node := range cluster.Nodes() {
+		lookups := len(node.Logs("connection lost during a commit, looking up its outcome"))
+		ended := len(node.Logs("looked up the outcome of a commit: committed")) + len(node.Logs("looked up the outcome of a commit: not committed, nothing stored"))
+		if lookups != ended || len(node.Logs("the database does not answer, refusing requests until it does")) == 0 || len(node.Logs("the database answers again")) == 0 {
+			t.Fatalf("node %d: %d lookups of a commit's outcome started, %d ended; logs:\n%s", i, lookups, ended, node.Stdout())
+		}
+		t.Logf("node %d: the outcome of %d commits caught by the pause looked up", i, lookups)
+	}
+}
+
+// checkRefusedFast checks that node refuses a write, a read and a schema
+// registration with 503 storage unreachable and Retry-After, each within
+// within, that its health fails with 503 and that ping answers 200.
+func checkRefusedFast(t *testing.T, i int, node *harness.Instance, within time.Duration, round int) {
+	t.Helper()
+	for path, body := range map[string]string{
+		"/api/v1/write-events":          candidates(fmt.Sprintf("/paused/probe/%d/%d", i, round), "io.example.x"),
+		"/api/v1/read-events":           `{"subject":"/","options":{"recursive":true}}`,
+		"/api/v1/register-event-schema": fmt.Sprintf(`{"eventType":"io.example.paused%d","schema":{"type":"object","properties":{}}}`, round),
+	} {
+		sent := time.Now()
+		r := node.Do("POST", path, harness.Token, body)
+		if took := time.Since(sent); took > within {
+			t.Fatalf("node %d: %s answered after %v while the database is paused, want within %v", i, path, took, within)
+		}
+		checkError(t, r, 503, "service unavailable: storage unreachable")
+		if r.Header.Get("Retry-After") == "" {
+			t.Fatalf("node %d: %s without Retry-After", i, path)
+		}
+	}
+	if r := node.Do("GET", "/api/v1/health", harness.Token, ""); r.StatusCode != 503 {
+		t.Fatalf("node %d: health %d while the database is paused", i, r.StatusCode)
+	}
+	if r := node.Do("GET", "/api/v1/ping", "", ""); r.StatusCode != 200 {
+		t.Fatalf("node %d: ping %d while the database is paused", i, r.StatusCode)
+	}
 }
 
 // checkAfterOutage checks, once the writers stopped, that every failed

@@ -42,9 +42,9 @@ func (s *Store) Writable() bool {
 }
 
 // Unreachable reports whether the last attempt to reach a shared backend
-// failed, or the backend is waiting for it to come back (looking up the
-// outcome of a commit the connection broke in); the store tries again with
-// every write and every poll.
+// failed, or the backend is waiting for it (it does not answer, or the
+// backend looks up the outcome of a commit the connection broke in); the
+// store tries again with every write and every poll.
 func (s *Store) Unreachable() bool {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -52,18 +52,20 @@ func (s *Store) Unreachable() bool {
 }
 
 func (s *Store) unreachableLocked() bool {
-	if s.unreachable.Load() {
-		return true
-	}
+	return s.unreachable.Load() || s.backendWaiting()
+}
+
+// backendWaiting reports whether the backend is a Waiter that waits now.
+func (s *Store) backendWaiting() bool {
 	w, ok := s.backend.(Waiter)
 	return ok && w.Waiting()
 }
 
 // Waiter is implemented by backends that can be waiting for their
-// database to come back in the middle of a call, so that the store tells
-// of it meanwhile.
+// database: it does not answer, or a call waits in the middle for it to
+// come back. Meanwhile the store refuses writes at once and tells of it.
 type Waiter interface {
-	// Waiting reports whether a call is waiting for the database.
+	// Waiting reports whether the backend waits for the database now.
 	Waiting() bool
 }
 

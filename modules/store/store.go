@@ -255,6 +255,9 @@ func (s *Store) Start(context.Context) error {
 	s.shared = backend.Changes() != nil
 	s.durable.Store(&head)
 	go s.run()
+	if w, ok := backend.(Waiter); ok {
+		go s.refuseWhileWaiting(w)
+	}
 	return nil
 }
 
@@ -366,10 +369,10 @@ func (s *Store) enqueue(ctx context.Context, w *writeRequest) error {
 	if s.closed {
 		return ErrClosed
 	}
-	if b, ok := s.backend.(Waiter); ok && b.Waiting() {
+	if s.backendWaiting() {
 		// The writer waits for the database to come back; a write queued
 		// now would wait as long. Nothing is stored: the client may retry.
-		return fmt.Errorf("%w: waiting for the database to look up the outcome of a commit", ErrUnavailable)
+		return errWaiting
 	}
 	w.enqueued = time.Now()
 	select {

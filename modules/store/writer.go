@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"runtime"
 	"time"
 
@@ -59,6 +60,42 @@ func (s *Store) run() {
 	}
 }
 
+// errWaiting refuses a write while the backend waits for its database.
+var errWaiting = fmt.Errorf("%w: waiting for the database", ErrUnavailable)
+
+// waitingPoll is how often refuseWhileWaiting looks whether the backend
+// waits for its database.
+const waitingPoll = 100 * time.Millisecond
+
+// refuseWhileWaiting answers the requests in the queue with errWaiting
+// while the backend waits for its database (it does not answer, or the
+// writer looks up the outcome of a commit in it): nothing of them is
+// stored, so their clients may retry at once instead of waiting as long as
+// the database does. New requests are refused at enqueue then; these are
+// the ones queued before. A request is taken from the queue by either this
+// goroutine or the writer, never both.
+func (s *Store) refuseWhileWaiting(w Waiter) {
+	ticker := time.NewTicker(waitingPoll)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-ticker.C:
+		}
+		for w.Waiting() {
+			select {
+			case req := <-s.queue:
+				req.err = errWaiting
+				close(req.done)
+			case <-ticker.C:
+			case <-s.stop:
+				return
+			}
+		}
+	}
+}
+
 // writeGroup commits first and the writes waiting behind it, holding the
 // writing lock.
 func (s *Store) writeGroup(first *writeRequest) {
@@ -110,7 +147,8 @@ func (s *Store) extend(group []*writeRequest) []*writeRequest {
 }
 
 // Retries of a group whose backend is unavailable (a database restarting,
-// failing over): commitAttempts tries, the waits doubling from retryWait.
+// failing over): commitAttempts tries, the waits doubling from retryWait;
+// none while the backend waits for its database (Waiter).
 const (
 	commitAttempts = 5
 	retryWait      = 50 * time.Millisecond
@@ -152,8 +190,10 @@ func (s *Store) commit(group []*writeRequest) {
 			return
 		}
 		s.unreachable.Store(true)
-		if attempt == commitAttempts {
-			failAll(err) // nothing was stored: the clients may try again
+		if attempt == commitAttempts || s.backendWaiting() {
+			// Nothing was stored: the clients may try again. A backend
+			// that waits for its database would fail the attempts left.
+			failAll(err)
 			return
 		}
 		select {

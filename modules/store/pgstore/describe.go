@@ -1,20 +1,18 @@
 package pgstore
 
 // Describe returns figures of the PostgreSQL backend for diagnostics: the
-// database it writes (never the password), its schema version, the
-// connection pool and the commits it had to try again or look up. It asks
-// the database nothing, so it answers while the database is unreachable.
+// database it writes (its hosts each once, never the password), its schema
+// version, whether it answers, the connection pool and the commits it had
+// to try again or look up. It asks the database nothing, so it answers
+// while the database is unreachable.
 func (b *Backend) Describe() map[string]any {
 	conn := b.pool.Config().ConnConfig
-	hosts := []string{hostPort(conn.Host, conn.Port)}
-	for _, f := range conn.Fallbacks {
-		hosts = append(hosts, hostPort(f.Host, f.Port))
-	}
 	st := b.pool.Stat()
 	return map[string]any{
 		"backend":       "postgres",
-		"hosts":         hosts,
+		"hosts":         hostList(&conn.Config),
 		"database":      conn.Database,
+		"answering":     !b.live.unresponsive(),
 		"schemaVersion": SchemaVersion,
 		"pool": map[string]any{
 			"maxConnections":    st.MaxConns(),

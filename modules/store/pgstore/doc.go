@@ -18,6 +18,18 @@
 //     lost or refused, shutdown, a read-only standby, timeouts) wraps
 //     store.ErrUnavailable; the pool reconnects by itself, and a URL with
 //     several hosts and target_session_attrs=read-write follows a failover.
+//   - A database that stops answering without closing its connections
+//     (processes paused, a network that drops packets) is found within
+//     1.25 s: a watchdog on a connection of its own sends an empty
+//     statement every 250 ms, each bounded by 1 s. Until one is answered,
+//     Waiting reports true (the store refuses writes at once and reports
+//     itself unreachable), Begin fails at once, and every round trip in
+//     flight ends, all with store.ErrUnavailable; a commit whose COMMIT may
+//     have reached the server is looked up as above. Once a probe is
+//     answered, the backend serves again by itself. A probe that fails at
+//     once (a refused connection) changes nothing: such a failure reaches
+//     every round trip as fast. The watchdog adds no round trip to a
+//     commit.
 //   - Reads go page by page, each page one statement read completely, so
 //     memory stays flat and no connection waits for a slow reader.
 //   - Other nodes' commits are announced by NOTIFY on a dedicated LISTEN

@@ -18,7 +18,7 @@ func (b *Backend) RowsRead(s store.Scan, limit int) (rows, loops int, err error)
 	if err != nil {
 		return 0, 0, err
 	}
-	ctx, cancel := timeout()
+	ctx, cancel := b.live.timeout()
 	defer cancel()
 	var plan []struct{ Plan planNode }
 	err = b.q.QueryRow(ctx, "EXPLAIN (ANALYZE, FORMAT JSON) "+sql, append([]any{toInt64(s.From), toInt64(s.To), limit}, args...)...).Scan(&plan)

@@ -11,10 +11,10 @@ func (b *Backend) Subjects(base string) store.StringIterator {
 		return &stringPages{done: true, pos: -1}
 	}
 	if base == "/" {
-		return newStringPages(b.q, "SELECT tree_key, subject FROM eventstore.subjects WHERE tree_key > $1 ORDER BY tree_key LIMIT $2")
+		return newStringPages(b.live, b.q, "SELECT tree_key, subject FROM eventstore.subjects WHERE tree_key > $1 ORDER BY tree_key LIMIT $2")
 	}
 	key := store.TreeKey(base)
-	return newStringPages(b.q, `SELECT tree_key, subject FROM eventstore.subjects
+	return newStringPages(b.live, b.q, `SELECT tree_key, subject FROM eventstore.subjects
 WHERE tree_key > $1 AND (tree_key = $3 OR (tree_key > $4 AND tree_key < $5)) ORDER BY tree_key LIMIT $2`,
 		key, key+"\x01", key+"\x02")
 }
@@ -22,5 +22,5 @@ WHERE tree_key > $1 AND (tree_key = $3 OR (tree_key > $4 AND tree_key < $5)) ORD
 // EventTypes iterates the types of written events in byte order, from
 // eventstore.event_types, which every commit keeps up to date.
 func (b *Backend) EventTypes() store.StringIterator {
-	return newStringPages(b.q, "SELECT type, type FROM eventstore.event_types WHERE type > $1 ORDER BY type LIMIT $2")
+	return newStringPages(b.live, b.q, "SELECT type, type FROM eventstore.event_types WHERE type > $1 ORDER BY type LIMIT $2")
 }

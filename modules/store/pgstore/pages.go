@@ -22,6 +22,7 @@ const (
 // recordPages iterates the rows (id, bytes) of a statement of scanSQL,
 // page by page, in id order.
 type recordPages struct {
+	live       *liveness
 	q          querier
 	sql        string
 	args       []any
@@ -37,9 +38,9 @@ type recordPages struct {
 	pos     int
 }
 
-func newRecordPages(q querier, sql string, args []any, from, to uint64, descending bool) *recordPages {
+func newRecordPages(live *liveness, q querier, sql string, args []any, from, to uint64, descending bool) *recordPages {
 	return &recordPages{
-		q: q, sql: sql, args: args,
+		live: live, q: q, sql: sql, args: args,
 		lo: toInt64(from), hi: toInt64(to), descending: descending,
 		limit: firstPageRows, done: from > to, pos: -1,
 	}
@@ -67,7 +68,7 @@ func (p *recordPages) Close() error {
 // fetch reads the next page.
 func (p *recordPages) fetch() {
 	p.records, p.ends, p.buf = p.records[:0], p.ends[:0], p.buf[:0]
-	ctx, cancel := timeout()
+	ctx, cancel := p.live.timeout()
 	defer cancel()
 	rows, err := p.q.Query(ctx, p.sql, append([]any{p.lo, p.hi, p.limit}, p.args...)...)
 	if err != nil {
@@ -122,6 +123,7 @@ func (p *recordPages) fetch() {
 // stringPages iterates the values of a statement that selects (key, value)
 // with key > $1, at most $2 rows, in key order, page by page.
 type stringPages struct {
+	live    *liveness
 	q       querier
 	sql     string
 	args    []any
@@ -133,8 +135,8 @@ type stringPages struct {
 	current string
 }
 
-func newStringPages(q querier, sql string, args ...any) *stringPages {
-	return &stringPages{q: q, sql: sql, args: args, pos: -1}
+func newStringPages(live *liveness, q querier, sql string, args ...any) *stringPages {
+	return &stringPages{live: live, q: q, sql: sql, args: args, pos: -1}
 }
 
 func (p *stringPages) Next() bool {
@@ -161,7 +163,7 @@ const stringPageRows = 1024
 
 func (p *stringPages) fetch() {
 	p.values = p.values[:0]
-	ctx, cancel := timeout()
+	ctx, cancel := p.live.timeout()
 	defer cancel()
 	rows, err := p.q.Query(ctx, p.sql, append([]any{p.after, stringPageRows}, p.args...)...)
 	if err != nil {

@@ -19,7 +19,7 @@ import (
 )
 
 // queryTimeout bounds one statement or page of a read, and each round trip
-// of a commit.
+// of a commit; a database that stops answering ends them sooner (liveness).
 const queryTimeout = 30 * time.Second
 
 // Options configure the backend.
@@ -46,6 +46,8 @@ type Backend struct {
 	instance  string // the payload of this backend's notifications
 	changes   chan struct{}
 	listener  *listener
+	live      *liveness // the context of every round trip
+	watchdog  *watchdog // nil for a snapshot
 
 	// resolveTimeout bounds the lookup of a broken commit's outcome
 	// (resolveTimeout; tests shorten it).
@@ -65,9 +67,11 @@ var (
 	_ store.Waiter  = (*Backend)(nil)
 )
 
-// Waiting reports whether the writer's commit is waiting for the database
-// to look up its outcome (the connection broke during the commit).
-func (b *Backend) Waiting() bool { return b.waiting.Load() }
+// Waiting reports whether the database does not answer (the watchdog's
+// probe got no answer in time), or the writer's commit is waiting for it
+// to look up its outcome (the connection broke during the commit): the
+// store then refuses writes at once, and Begin fails at once meanwhile.
+func (b *Backend) Waiting() bool { return b.live.unresponsive() || b.waiting.Load() }
 
 // querier runs statements: the pool, or one transaction.
 type querier interface {
@@ -102,7 +106,7 @@ func Open(ctx context.Context, url string, log *zap.Logger, opts Options) (*Back
 	if err != nil {
 		return nil, fmt.Errorf("open a connection pool: %w", err)
 	}
-	b := &Backend{pool: pool, q: pool, log: log, instance: uuid.NewString(), changes: make(chan struct{}, 1), resolveTimeout: resolveTimeout}
+	b := &Backend{pool: pool, q: pool, log: log, instance: uuid.NewString(), changes: make(chan struct{}, 1), live: newLiveness(), resolveTimeout: resolveTimeout}
 	b.serviceID, err = migrate(ctx, pool, opts.Snapshot)
 	if err == nil && opts.Snapshot {
 		b.snapshot, err = pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
@@ -118,6 +122,7 @@ func Open(ctx context.Context, url string, log *zap.Logger, opts Options) (*Back
 	}
 	if !opts.Snapshot {
 		b.listener = listen(cfg.ConnConfig.Copy(), b.instance, b.changes, log)
+		b.watchdog = watch(cfg.ConnConfig.Copy(), b.live, log)
 	}
 	return b, nil
 }
@@ -185,15 +190,19 @@ func checkSession(ctx context.Context, conn *pgx.Conn) error {
 	return nil
 }
 
-// Close stops listening and closes the connections.
+// Close stops listening and probing and closes the connections.
 func (b *Backend) Close() error {
 	b.closeOnce.Do(func() {
+		if b.watchdog != nil {
+			b.watchdog.stop()
+		}
 		if b.listener != nil {
 			b.listener.close()
 		}
 		if b.snapshot != nil {
 			_ = b.snapshot.Rollback(context.Background())
 		}
+		b.live.end() // a round trip still in flight ends now
 		b.pool.Close()
 	})
 	return nil
@@ -212,14 +221,9 @@ func (b *Backend) Changes() <-chan struct{} {
 	return b.changes
 }
 
-// timeout returns the context of one statement.
-func timeout() (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.Background(), queryTimeout)
-}
-
 // Head returns the committed head.
 func (b *Backend) Head() (store.Head, error) {
-	ctx, cancel := timeout()
+	ctx, cancel := b.live.timeout()
 	defer cancel()
 	return scanHead(b.q.QueryRow(ctx, "SELECT event_count, last_hash, last_time_ns, commits, schema_count, restoring FROM eventstore.head"))
 }
@@ -245,7 +249,7 @@ func (b *Backend) Reset() error {
 	if b.snapshot != nil {
 		return errors.New("a snapshot backend is read-only")
 	}
-	ctx, cancel := timeout()
+	ctx, cancel := b.live.timeout()
 	defer cancel()
 	err := pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
 		batch := &pgx.Batch{}
@@ -260,7 +264,7 @@ func (b *Backend) Reset() error {
 
 // SizeOnDisk returns the bytes of the tables and indexes of the schema.
 func (b *Backend) SizeOnDisk() (int64, error) {
-	ctx, cancel := timeout()
+	ctx, cancel := b.live.timeout()
 	defer cancel()
 	var n int64
 	err := b.q.QueryRow(ctx, `SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0)::bigint

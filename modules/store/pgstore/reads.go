@@ -23,7 +23,7 @@ func (b *Backend) Record(id uint64) (event.Record, bool, error) {
 	if id > math.MaxInt64 {
 		return event.Record{}, false, nil
 	}
-	ctx, cancel := timeout()
+	ctx, cancel := b.live.timeout()
 	defer cancel()
 	var raw []byte
 	err := b.q.QueryRow(ctx, "SELECT record FROM eventstore.events WHERE id = $1", int64(id)).Scan(&raw)
@@ -53,7 +53,7 @@ func (b *Backend) LatestID(subject, eventType string, maxID uint64) (uint64, boo
 		}
 		return id, found, it.Close()
 	}
-	ctx, cancel := timeout()
+	ctx, cancel := b.live.timeout()
 	defer cancel()
 	var id int64
 	err := b.q.QueryRow(ctx, latestRunSQL, int64(0), toInt64(maxID), 1, subject).Scan(&id)
@@ -68,7 +68,7 @@ func (b *Backend) LatestID(subject, eventType string, maxID uint64) (uint64, boo
 
 // Schemas returns every registered schema in registration order.
 func (b *Backend) Schemas() ([]store.SchemaWritten, error) {
-	ctx, cancel := timeout()
+	ctx, cancel := b.live.timeout()
 	defer cancel()
 	rows, err := b.q.Query(ctx, "SELECT event_type, raw FROM eventstore.schemas ORDER BY position")
 	if err != nil {
@@ -97,7 +97,7 @@ func (b *Backend) Scan(s store.Scan) store.RecordIterator {
 	if sql == "" || s.From > math.MaxInt64 {
 		return &recordPages{done: true}
 	}
-	return newRecordPages(b.q, sql, args, s.From, s.To, s.Descending)
+	return newRecordPages(b.live, b.q, sql, args, s.From, s.To, s.Descending)
 }
 
 // scanSQL returns the statement of a page of s: e.id and column of the

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"go.uber.org/zap"
 
 	"github.com/eventstore-service/eventstore/modules/store"
 )
@@ -34,12 +35,17 @@ const followLimit = 8192
 // followLimit): what the store must know before it checks the group. Their
 // records the store reads when a reader asks for them (store.Tx.Followed):
 // reading them with the lock held took a third of a commit's time under it
-// with three nodes writing batches, and nobody may read them.
+// with three nodes writing batches, and nobody may read them. While the
+// database does not answer (liveness) it fails at once.
 func (b *Backend) Begin(ctx context.Context, known uint64) (store.Tx, error) {
 	if b.snapshot != nil {
 		return nil, errors.New("a snapshot backend is read-only")
 	}
-	ctx, cancel := context.WithTimeout(ctx, queryTimeout)
+	if b.live.unresponsive() {
+		b.commitRetries.Add(1)
+		return nil, wrap(errNotAnswering, "begin a commit")
+	}
+	ctx, cancel := b.live.bound(ctx)
 	defer cancel()
 	conn, err := b.pool.Acquire(ctx)
 	if err != nil {
@@ -119,7 +125,7 @@ func (t *tx) Rollback() {
 	if t.conn == nil {
 		return
 	}
-	ctx, cancel := timeout()
+	ctx, cancel := t.b.live.timeout()
 	defer cancel()
 	if _, err := t.conn.Exec(ctx, "ROLLBACK"); err != nil {
 		_ = t.conn.Conn().Close(ctx)
@@ -140,8 +146,10 @@ const copyMin = 256
 // Commit inserts the records, their subjects and types, the schemas and
 // the new head, notifies the other nodes and commits, all in one round
 // trip after copying the records of a large group (copyMin). When the
-// connection breaks after COMMIT was sent, it finds out whether the
-// transaction committed before it answers (resolve).
+// connection breaks after COMMIT was sent, or the database stops answering
+// meanwhile, it finds out whether the transaction committed before it
+// answers (resolve). While the database does not answer it sends nothing
+// and fails at once.
 func (t *tx) Commit(records []store.Written, head store.Head, schemas []store.SchemaWritten) error {
 	if t.conn == nil {
 		return errors.New("commit of an ended transaction")
@@ -149,7 +157,10 @@ func (t *tx) Commit(records []store.Written, head store.Head, schemas []store.Sc
 	if head.Count != t.head.Count+uint64(len(records)) || head.Commits != t.head.Commits+1 {
 		return fmt.Errorf("commit of %d events and head %d (commit %d) after head %d (commit %d)", len(records), head.Count, head.Commits, t.head.Count, t.head.Commits)
 	}
-	ctx, cancel := timeout()
+	if t.b.live.unresponsive() {
+		return t.notStored(errNotAnswering)
+	}
+	ctx, cancel := t.b.live.timeout()
 	defer cancel()
 	t.b.hook("send", t.conn)
 	copied := len(records) >= copyMin
@@ -320,32 +331,49 @@ type marker struct {
 // lock, so that the transaction, if the server still runs it, has ended.
 // It asks until the database answers; when it does not within
 // resolveTimeout, the outcome stays unknown and the error stops the store.
+// It logs the lookup once when it starts and once when it ends.
 func (b *Backend) resolve(m marker, cause error) error {
 	b.resolved.Add(1)
 	b.waiting.Store(true)
 	defer b.waiting.Store(false)
+	start := time.Now()
+	b.log.Warn("connection lost during a commit, looking up its outcome", zap.Error(cause))
+	committed, err := b.lookUp(m)
+	took := zap.Duration("took", time.Since(start))
+	switch {
+	case err != nil:
+		b.log.Warn("the outcome of a commit is unknown", zap.Error(err), took)
+		// Not an unavailable error (%v, not %w): the store must not try the
+		// group again, which might store it twice; it stops.
+		return fmt.Errorf("commit: the connection broke (%v) and its outcome is unknown: %v", cause, err)
+	case committed:
+		b.log.Info("looked up the outcome of a commit: committed", took)
+		return nil
+	}
+	b.log.Info("looked up the outcome of a commit: not committed, nothing stored", took)
+	b.commitRetries.Add(1)
+	return wrap(cause, "commit (not committed)")
+}
+
+// lookUp asks whether the commit of m committed until the database
+// answers, waiting between the attempts (from resolveWait, doubling, at
+// most resolveMaxWait, less when the database answers again); it gives up
+// after resolveTimeout, or at once on an error that is not the database
+// being unavailable.
+func (b *Backend) lookUp(m marker) (bool, error) {
 	deadline := time.Now().Add(b.resolveTimeout)
 	for wait := resolveWait; ; wait = min(2*wait, resolveMaxWait) {
 		committed, err := b.committed(m)
-		switch {
-		case err == nil && committed:
-			return nil
-		case err == nil:
-			b.commitRetries.Add(1)
-			return wrap(cause, "commit (not committed)")
-		case !unavailable(err) || time.Now().After(deadline):
-			// Not an unavailable error (%v, not %w): the store must not try
-			// the group again, which might store it twice; it stops.
-			return fmt.Errorf("commit: the connection broke (%v) and its outcome is unknown: %v", cause, err)
+		if err == nil || !unavailable(err) || time.Now().After(deadline) {
+			return committed, err
 		}
-		b.log.Warn("connection lost during a commit, looking up its outcome")
-		time.Sleep(wait)
+		b.live.sleep(wait)
 	}
 }
 
 // committed looks for m's marker after waiting for the head's lock.
 func (b *Backend) committed(m marker) (bool, error) {
-	ctx, cancel := timeout()
+	ctx, cancel := b.live.timeout()
 	defer cancel()
 	var found bool
 	err := pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {

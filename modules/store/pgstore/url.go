@@ -21,13 +21,20 @@ func Describe(url string) (hosts, database string) {
 	if err != nil {
 		return "", ""
 	}
+	return strings.Join(hostList(cfg), ","), cfg.Database
+}
+
+// hostList returns host:port of the hosts of cfg in order, each once: pgx
+// lists a host twice in a row when it tries TLS first and then without
+// (sslmode=prefer, the default).
+func hostList(cfg *pgconn.Config) []string {
 	list := []string{hostPort(cfg.Host, cfg.Port)}
 	for _, f := range cfg.Fallbacks {
 		if h := hostPort(f.Host, f.Port); h != list[len(list)-1] {
 			list = append(list, h)
 		}
 	}
-	return strings.Join(list, ","), cfg.Database
+	return list
 }
 
 func hostPort(host string, port uint16) string {

@@ -33,7 +33,7 @@ func (b *Backend) NewIndexVerifier() store.IndexVerifier { return NewVerifier(b)
 // NewVerifier returns a Verifier over b, to pass to store.Verify.
 func NewVerifier(b *Backend) *Verifier {
 	sql := logSQL("convert_to(e.subject, 'UTF8') || '\\x00'::bytea || convert_to(e.type, 'UTF8')", "true", false)
-	columns := newRecordPages(b.q, sql, nil, 0, math.MaxUint64, false)
+	columns := newRecordPages(b.live, b.q, sql, nil, 0, math.MaxUint64, false)
 	return &Verifier{Backend: b, columns: columns}
 }
 
@@ -59,7 +59,7 @@ func (v *Verifier) Finish() error {
 		return err
 	}
 	for _, c := range finishChecks {
-		ctx, cancel := timeout()
+		ctx, cancel := v.live.timeout()
 		var name string
 		err := v.q.QueryRow(ctx, c.sql).Scan(&name)
 		cancel()

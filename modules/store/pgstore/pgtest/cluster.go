@@ -156,10 +156,12 @@ func (c *Cluster) Restart(mode StopMode) error {
 	return c.Start()
 }
 
-// Remove stops the cluster at once and deletes its directory.
+// Remove stops the cluster at once, paused or not, and deletes its
+// directory.
 func (c *Cluster) Remove() error {
 	var errs []error
 	if _, err := os.Stat(filepath.Join(c.DataDir(), "postmaster.pid")); err == nil {
+		_ = c.Resume() // a paused server cannot stop
 		if out, err := c.command("pg_ctl", "-D", c.DataDir(), "-m", "immediate", "-w", "stop").CombinedOutput(); err != nil {
 			errs = append(errs, fmt.Errorf("pg_ctl stop: %w: %s", err, out))
 		}
@@ -219,15 +221,17 @@ func (c *Cluster) ownByPostgres(dir string) error {
 }
 
 // startWatchdog starts a process, in its own process group, that stops the
-// cluster and removes its directory once this process is gone.
+// cluster (continuing it first, should a test have paused it) and removes
+// its directory once this process is gone.
 func (c *Cluster) startWatchdog() {
 	stop := c.command("pg_ctl", "-D", c.DataDir(), "-m", "immediate", "stop").Args
 	quoted := make([]string, len(stop))
 	for i, a := range stop {
 		quoted[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
 	}
-	script := fmt.Sprintf("while [ -d /proc/%d ]; do sleep 1; done; %s >/dev/null 2>&1; rm -rf '%s'",
-		os.Getpid(), strings.Join(quoted, " "), c.root)
+	resume := fmt.Sprintf(`pm=$(head -n 1 '%s/data/postmaster.pid' 2>/dev/null) && [ -n "$pm" ] && kill -CONT $(cat /proc/$pm/task/*/children 2>/dev/null) $pm 2>/dev/null`, c.root)
+	script := fmt.Sprintf("while [ -d /proc/%d ]; do sleep 1; done; %s; %s >/dev/null 2>&1; rm -rf '%s'",
+		os.Getpid(), resume, strings.Join(quoted, " "), c.root)
 	cmd := exec.Command("sh", "-c", script)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if cmd.Start() == nil {

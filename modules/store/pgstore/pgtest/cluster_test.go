@@ -4,6 +4,10 @@ import (
 	"context"
 	"os"
 	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/eventstore-service/eventstore/modules/store/pgstore/pgtest"
 )
@@ -74,4 +78,46 @@ func TestStandbyAndPromote(t *testing.T) {
 	if err := standby.Exec(ctx, "replicated", "DO $$ BEGIN IF (SELECT count(*) FROM t) <> 1 THEN RAISE 'rows lost'; END IF; END $$; INSERT INTO t VALUES (2)"); err != nil {
 		t.Fatalf("after the promotion: %v", err)
 	}
+}
+
+// TestPauseAndResume checks that a paused cluster answers nothing (a
+// statement times out, its connection stays open) and answers again once
+// resumed, and that Remove stops a paused cluster.
+func TestPauseAndResume(t *testing.T) {
+	if err := pgtest.Available(); err != nil {
+		t.Skip(err)
+	}
+	c, err := pgtest.NewCluster(pgtest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Remove()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, c.URL("postgres"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if err := c.Pause(); err != nil {
+		t.Fatal(err)
+	}
+	short, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+	defer cancel()
+	if err := conn.Ping(short); !pgconn.Timeout(err) {
+		t.Fatalf("a paused cluster answered %v, want a timeout", err)
+	}
+	if err := c.Resume(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Exec(ctx, "postgres", "SELECT 1"); err != nil {
+		t.Fatalf("after Resume: %v", err)
+	}
+	if err := c.Pause(); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if err := c.Remove(); err != nil {
+		t.Fatalf("Remove of a paused cluster: %v", err)
+	}
+	t.Logf("removed a paused cluster in %v", time.Since(start))
 }

@@ -10,6 +10,10 @@
 // Remove, so a killed test leaves no server behind. New and Shared skip the
 // test, with a message saying what to install, when the binaries are
 // missing. NewStandby adds a synchronous streaming standby to a cluster,
-// and Promote makes it the primary, for failover tests. The unit tests of the storage engine and the end-to-end tests use
+// and Promote makes it the primary, for failover tests. Pause stops every
+// process of a cluster with SIGSTOP (it answers nothing and keeps its
+// connections open, as behind a black-holed network) and Resume continues
+// them; Remove and the watchdog continue a paused cluster before they stop
+// it. The unit tests of the storage engine and the end-to-end tests use
 // it alike.
 package pgtest
