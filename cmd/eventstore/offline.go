@@ -80,9 +80,9 @@ func (o offlineStorage) openPebble(ctx context.Context, opts pebblestore.Options
 	return dir, b, nil
 }
 
-// start starts a store on the storage, holding the data directory's lock;
-// stop closes both.
-func (o offlineStorage) start(ctx context.Context) (s *store.Store, stop func() error, err error) {
+// start starts a store within mem on the storage, holding the data
+// directory's lock; stop closes both.
+func (o offlineStorage) start(ctx context.Context, mem store.Memory) (s *store.Store, stop func() error, err error) {
 	var (
 		open    store.Opener
 		release = func() error { return nil }
@@ -97,7 +97,7 @@ func (o offlineStorage) start(ctx context.Context) (s *store.Store, stop func() 
 		release = func() error { return dir.Close(context.Background()) }
 		open = func() (store.Backend, error) { return storage.OpenBackend(dir, zap.NewNop(), pebblestore.Options{}) }
 	}
-	s = store.New(open, zap.NewNop(), nil, store.Memory{})
+	s = store.New(open, zap.NewNop(), nil, mem)
 	if err := s.Start(ctx); err != nil {
 		return nil, nil, errors.Join(err, release())
 	}

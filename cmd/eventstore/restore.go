@@ -22,7 +22,9 @@ func restoreCommand() *cli.Command {
 		Usage:     "restore a backup file into an empty store, all or nothing, proving every line",
 		ArgsUsage: "BACKUP-FILE",
 		Flags: append(storageFlags("to restore into"),
-			&cli.StringFlag{Name: config.FlagMaxEventSize, Value: "1MiB", Usage: "largest canonical data of one event (as the service's --max-event-size)"}),
+			&cli.StringFlag{Name: config.FlagMaxEventSize, Value: "1MiB", Usage: "largest canonical data of one event (as the service's --max-event-size)"},
+			&cli.StringFlag{Name: config.FlagMaxRequestSize, Value: "16MiB", Usage: "largest schema, as a registration's request body (as the service's --max-request-size)"},
+			&cli.IntFlag{Name: config.FlagMaxEventSchemas, Value: store.DefaultMaxSchemas, Usage: "most event schemas (as the service's --max-event-schemas)"}),
 		Action: runRestore,
 	}
 }
@@ -37,9 +39,17 @@ func runRestore(c *cli.Context) error {
 	if err != nil {
 		return usageError(err)
 	}
-	maxEventSize, err := config.ParseSize(c.String(config.FlagMaxEventSize))
-	if err != nil {
-		return usageError(fmt.Errorf("--%s: %w", config.FlagMaxEventSize, err))
+	var limits backup.Limits
+	for _, f := range []struct {
+		flag string
+		into *int64
+	}{{config.FlagMaxEventSize, &limits.MaxEventSize}, {config.FlagMaxRequestSize, &limits.MaxSchemaSize}} {
+		if *f.into, err = config.ParseSize(c.String(f.flag)); err != nil {
+			return usageError(fmt.Errorf("--%s: %w", f.flag, err))
+		}
+	}
+	if c.Int(config.FlagMaxEventSchemas) < 1 {
+		return usageError(fmt.Errorf("--%s must be at least 1, got %d", config.FlagMaxEventSchemas, c.Int(config.FlagMaxEventSchemas)))
 	}
 	failed := func(err error) error { return cli.Exit("eventstore: restore: "+err.Error(), lifecycle.ExitFailure) }
 	file, err := os.Open(c.Args().First())
@@ -51,16 +61,16 @@ func runRestore(c *cli.Context) error {
 	if err != nil {
 		return failed(err)
 	}
-	s, stop, err := target.start(c.Context)
+	s, stop, err := target.start(c.Context, store.Memory{MaxSchemas: c.Int(config.FlagMaxEventSchemas)})
 	if err != nil {
 		return failed(err)
 	}
 	progress := newProgress(c.App.ErrWriter, "read", "bytes", info.Size())
 	read := &countingReader{r: file}
 	start := time.Now()
-	src := backup.ReadAhead(backup.NewReader(read, maxEventSize))
+	src := backup.ReadAhead(backup.NewReader(read, limits))
 	defer src.Close()
-	restored, err := s.Restore(c.Context, src, func(uint64) { progress.update(read.n.Load()) })
+	restored, err := s.Restore(c.Context, src, store.RestoreHooks{Progress: func(uint64) { progress.update(read.n.Load()) }})
 	progress.finish()
 	err = errors.Join(err, stop())
 	var backupErr *store.BackupError

@@ -4,8 +4,13 @@ import (
 	"github.com/eventstore-service/eventstore/modules/store"
 )
 
-// aheadChunk is how many items ReadAhead hands over at once.
-const aheadChunk = 1024
+// A chunk ReadAhead hands over holds aheadChunk items or, of larger events,
+// aheadBytes of records; aheadChunks of them wait at most.
+const (
+	aheadChunk  = 1024
+	aheadBytes  = 4 << 20
+	aheadChunks = 4
+)
 
 // chunk is a run of items read ahead, with the bytes of their records.
 type chunk struct {
@@ -24,12 +29,13 @@ type ahead struct {
 }
 
 // ReadAhead returns a RestoreSource over r that reads up to a few thousand
-// items ahead in a goroutine of its own; Close stops it.
+// items (and at most some 20 MiB of records) ahead in a goroutine of its
+// own; Close stops it.
 func ReadAhead(r *Reader) interface {
 	store.RestoreSource
 	Close()
 } {
-	a := &ahead{chunks: make(chan chunk, 4), stop: make(chan struct{})}
+	a := &ahead{chunks: make(chan chunk, aheadChunks), stop: make(chan struct{})}
 	go a.run(r)
 	return a
 }
@@ -39,7 +45,7 @@ func (a *ahead) run(r *Reader) {
 	for {
 		c := chunk{items: make([]store.RestoreItem, 0, aheadChunk)}
 		var buf []byte
-		for len(c.items) < aheadChunk {
+		for len(c.items) < aheadChunk && len(buf) < aheadBytes {
 			item, err := r.Next()
 			if err != nil {
 				c.err = err

@@ -62,7 +62,7 @@ func backupLines(t *testing.T, s *store.Store) []string {
 
 // readAll reads a backup to its end: the events' records and the error.
 func readAll(in string) ([]string, int, error) {
-	r := backup.NewReader(strings.NewReader(in), 1<<20)
+	r := backup.NewReader(strings.NewReader(in), backup.Limits{MaxEventSize: 1 << 20, MaxSchemaSize: 1 << 20})
 	var records []string
 	schemas := 0
 	for {
@@ -180,11 +180,40 @@ func TestRestoreFromABackup(t *testing.T) {
 	in := strings.Join(backupLines(t, source), "")
 	target := storetest.Open(t, t.TempDir(), nil)
 	defer storetest.Close(t, target)
-	restored, err := target.Restore(context.Background(), backup.NewReader(bytes.NewReader([]byte(in)), 1<<20), nil)
+	restored, err := target.Restore(context.Background(), backup.NewReader(bytes.NewReader([]byte(in)), backup.Limits{MaxEventSize: 1 << 20, MaxSchemaSize: 1 << 20}), store.RestoreHooks{})
 	if err != nil || restored.Events != 30 || restored.Schemas != 1 {
 		t.Fatalf("restored %+v: %v", restored, err)
 	}
 	if string(backupLines(t, target)[29]) != string(backupLines(t, source)[29]) {
 		t.Fatal("the restored store backs up differently")
+	}
+}
+
+// endless is a line that never ends; it counts the bytes read of it.
+type endless struct{ read int }
+
+func (e *endless) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = 'x'
+	}
+	e.read += len(p)
+	return len(p), nil
+}
+
+// TestLineLongerThanAnyValidOne: a line longer than the longest valid one
+// is refused as soon as it is, without reading (or keeping) the rest.
+func TestLineLongerThanAnyValidOne(t *testing.T) {
+	limits := backup.Limits{MaxEventSize: 1 << 20, MaxSchemaSize: 4 << 20}
+	if got, want := limits.MaxLine(), 4<<20+64<<10; got != want {
+		t.Fatalf("MaxLine %d, want %d", got, want)
+	}
+	in := &endless{}
+	_, err := backup.NewReader(io.MultiReader(strings.NewReader("\n"), in), limits).Next()
+	var backupErr *store.BackupError
+	if !errors.As(err, &backupErr) || backupErr.Line != 2 || backupErr.Detail != fmt.Sprintf("the line is longer than the limit of %d bytes", limits.MaxLine()) {
+		t.Fatalf("an endless line: %v", err)
+	}
+	if in.read > limits.MaxLine()+2<<20 {
+		t.Fatalf("read %d bytes of an endless line, the limit is %d", in.read, limits.MaxLine())
 	}
 }

@@ -31,7 +31,7 @@ func BenchmarkRead(b *testing.B) {
 	b.SetBytes(int64(len(file)))
 	b.ResetTimer()
 	for range b.N {
-		r := backup.NewReader(bytes.NewReader(file), 1<<20)
+		r := backup.NewReader(bytes.NewReader(file), backup.Limits{MaxEventSize: 1 << 20, MaxSchemaSize: 1 << 20})
 		for {
 			if _, err := r.Next(); err == io.EOF {
 				break
@@ -52,11 +52,11 @@ func benchRestore(b *testing.B, ahead bool) {
 		b.StopTimer()
 		target := storetest.Open(b, b.TempDir(), nil)
 		b.StartTimer()
-		var src store.RestoreSource = backup.NewReader(bytes.NewReader(file), 1<<20)
+		var src store.RestoreSource = backup.NewReader(bytes.NewReader(file), backup.Limits{MaxEventSize: 1 << 20, MaxSchemaSize: 1 << 20})
 		if ahead {
 			src = backup.ReadAhead(src.(*backup.Reader))
 		}
-		if _, err := target.Restore(context.Background(), src, nil); err != nil {
+		if _, err := target.Restore(context.Background(), src, store.RestoreHooks{}); err != nil {
 			b.Fatal(err)
 		}
 		b.StopTimer()

@@ -12,12 +12,39 @@ import (
 	"github.com/eventstore-service/eventstore/modules/store"
 )
 
+// Limits bound what the lines of a backup may hold, as the service bounds
+// what it writes and registers.
+type Limits struct {
+	// MaxEventSize bounds the canonical data of one event in bytes (the
+	// service's --max-event-size); 0 for no bound.
+	MaxEventSize int64
+	// MaxSchemaSize bounds one schema in bytes: a registration's request
+	// body holds it, so the service's --max-request-size.
+	MaxSchemaSize int64
+}
+
+// lineOverhead bounds what a line holds besides an event's data or a
+// schema: the other members of an event, each at most a few kilobytes even
+// with every character escaped, or a schema line's event type.
+const lineOverhead = 64 << 10
+
+// MaxLine returns the length of the longest line a valid backup may hold
+// within l, with its newline; 0 when l bounds no event.
+func (l Limits) MaxLine() int {
+	if l.MaxEventSize <= 0 {
+		return 0
+	}
+	return int(max(l.MaxEventSize, l.MaxSchemaSize)) + lineOverhead
+}
+
 // Reader reads and proves the lines of a backup; it is a
 // store.RestoreSource. A bad line ends it with a *store.BackupError that
-// names the line.
+// names the line; so does a line longer than any valid one, as soon as it
+// is, without reading more of it.
 type Reader struct {
 	in           *bufio.Reader
 	maxEventSize int64
+	maxLine      int // 0: no bound
 	sc           jsonscan.Scanner
 	line         int
 	next         uint64 // the id the next event must have
@@ -31,10 +58,9 @@ type Reader struct {
 	canonical    []byte // the canonical form of the last event's data
 }
 
-// NewReader returns a Reader of in; the data of an event may have at most
-// maxEventSize canonical bytes (0: no bound).
-func NewReader(in io.Reader, maxEventSize int64) *Reader {
-	return &Reader{in: bufio.NewReaderSize(in, 1<<20), maxEventSize: maxEventSize, prevHash: []byte(event.ZeroHash)}
+// NewReader returns a Reader of in whose lines hold what limits allow.
+func NewReader(in io.Reader, limits Limits) *Reader {
+	return &Reader{in: bufio.NewReaderSize(in, 1<<20), maxEventSize: limits.MaxEventSize, maxLine: limits.MaxLine(), prevHash: []byte(event.ZeroHash)}
 }
 
 // Next returns the next line's event or schema, io.EOF after the last. An
@@ -62,11 +88,15 @@ func (r *Reader) Next() (store.RestoreItem, error) {
 }
 
 // readLine returns the next line without its newline; a last line without
-// one was cut off.
+// one was cut off, and one longer than maxLine is refused as soon as it is.
 func (r *Reader) readLine() ([]byte, error) {
 	r.buf = r.buf[:0]
 	for {
 		part, err := r.in.ReadSlice('\n')
+		if r.maxLine > 0 && len(r.buf)+len(part) > r.maxLine {
+			r.line++
+			return nil, &store.BackupError{Line: r.line, Detail: fmt.Sprintf("the line is longer than the limit of %d bytes", r.maxLine)}
+		}
 		r.buf = append(r.buf, part...)
 		switch {
 		case err == nil:

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
+	"github.com/eventstore-service/eventstore/modules/backup"
 	"github.com/eventstore-service/eventstore/modules/envelope"
 	"github.com/eventstore-service/eventstore/modules/event"
 	"github.com/eventstore-service/eventstore/modules/eventql"
@@ -35,6 +36,7 @@ type API struct {
 	emitter      *event.Emitter
 	events       *envelope.Builder
 	maxEventSize int64
+	backup       backup.Limits // of the lines of a restore
 	stopping     context.Context
 	metrics      *Metrics
 	log          *zap.Logger
@@ -49,6 +51,9 @@ type API struct {
 type Options struct {
 	// MaxEventSize limits the canonical data of one event.
 	MaxEventSize int64
+	// MaxRequestSize limits request bodies, and so the schemas a restore
+	// may hold.
+	MaxRequestSize int64
 	// Stopping is done when the service's stop phase begins; open streams
 	// end with a final error line then. Nil never stops.
 	Stopping context.Context
@@ -68,6 +73,7 @@ type Options struct {
 type Restores interface {
 	BeginRestore() bool
 	EndRestore()
+	Restoring() bool
 }
 
 // noRestores lets one restore run at a time and tells no one.
@@ -75,6 +81,7 @@ type noRestores struct{ running atomic.Bool }
 
 func (n *noRestores) BeginRestore() bool { return n.running.CompareAndSwap(false, true) }
 func (n *noRestores) EndRestore()        { n.running.Store(false) }
+func (n *noRestores) Restoring() bool    { return n.running.Load() }
 
 // QueryLimits bound EventQL executions.
 type QueryLimits struct {
@@ -99,6 +106,7 @@ func New(s *store.Store, emitter *event.Emitter, events *envelope.Builder, metri
 		opts.Restores = &noRestores{}
 	}
 	a := &API{store: s, emitter: emitter, events: events, maxEventSize: opts.MaxEventSize, stopping: opts.Stopping, restores: opts.Restores,
+		backup:  backup.Limits{MaxEventSize: opts.MaxEventSize, MaxSchemaSize: opts.MaxRequestSize},
 		metrics: metrics, log: log, eventql: opts.EventQL}
 	a.scanners.New = func() any { return jsonscan.New(nil) }
 	unbounded := func(n int) int {

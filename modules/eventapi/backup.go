@@ -94,21 +94,37 @@ func (a *API) backupEvents(w http.ResponseWriter, r *http.Request) {
 }
 
 // restoreBackup is POST /api/v1/restore: the backup in the body, streamed
-// and proved line by line, into the empty store, all or nothing; every
-// other request but ping and health answers 503 meanwhile. 200 with the
-// number of events and schemas and the head hash.
+// and proved line by line, into the empty store, all or nothing; from the
+// moment the store was found empty until it ends, every other request but
+// ping and health answers 503 (a refused restore disturbs no one). 200
+// with the number of events and schemas and the head hash. A body that
+// stalls ends it (408), as does the stop phase (503); the store is empty
+// again then.
 func (a *API) restoreBackup(w http.ResponseWriter, r *http.Request) {
-	if !a.restores.BeginRestore() {
-		httpkit.WriteError(w, httpkit.ErrRestoring)
+	if a.restores.Restoring() {
+		httpkit.RefuseBody(w, r, httpkit.ErrRestoring)
 		return
 	}
-	defer a.restores.EndRestore()
-	src := backup.ReadAhead(backup.NewReader(r.Body, a.maxEventSize))
+	began := false
+	defer func() {
+		if began {
+			a.restores.EndRestore()
+		}
+	}()
+	begin := func() error {
+		if began = a.restores.BeginRestore(); !began {
+			return httpkit.ErrRestoring
+		}
+		return nil
+	}
+	src := backup.ReadAhead(backup.NewReader(r.Body, a.backup))
 	defer src.Close()
-	restored, err := a.store.Restore(r.Context(), src, nil)
+	// A failed read of the body cancels the request's context, which would
+	// hide why: the body's own errors end the restore (a client gone too).
+	restored, err := a.store.Restore(context.WithoutCancel(r.Context()), src, store.RestoreHooks{Begin: begin})
 	var (
 		backupErr *store.BackupError
-		tooLarge  *http.MaxBytesError
+		apiErr    *httpkit.Error
 	)
 	switch {
 	case err == nil:
@@ -117,14 +133,14 @@ func (a *API) restoreBackup(w http.ResponseWriter, r *http.Request) {
 			Schemas  int    `json:"schemas"`
 			HeadHash string `json:"headHash"`
 		}{restored.Events, restored.Schemas, restored.HeadHash})
-	case r.Context().Err() != nil:
+	case errors.As(err, &apiErr): // the body's time limits, the stop phase, another restore
+		httpkit.RefuseBody(w, r, apiErr)
+	case r.Context().Err() != nil: // the client is gone
 	case errors.Is(err, store.ErrNotEmpty):
-		httpkit.WriteError(w, httpkit.Errorf(http.StatusConflict, "state conflict: the store is not empty"))
+		httpkit.RefuseBody(w, r, httpkit.Errorf(http.StatusConflict, "state conflict: the store is not empty"))
 	case errors.As(err, &backupErr):
-		httpkit.WriteError(w, httpkit.Errorf(http.StatusBadRequest, "invalid backup: %s", backupErr.Error()))
-	case errors.As(err, &tooLarge):
-		httpkit.WriteError(w, err)
+		httpkit.RefuseBody(w, r, httpkit.Errorf(http.StatusBadRequest, "invalid backup: %s", backupErr.Error()))
 	default:
-		httpkit.WriteError(w, StoreError(err))
+		httpkit.RefuseBody(w, r, StoreError(err))
 	}
 }

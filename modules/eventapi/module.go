@@ -24,8 +24,9 @@ var Module = fx.Module("eventapi",
 		func(cfg config.Config) *eventql.MemoryPool { return queryPool(cfg.MemoryLimit) },
 		func(s *store.Store, e *event.Emitter, b *envelope.Builder, m *Metrics, log *zap.Logger, cfg config.Config, state *lifecycle.State, pool *eventql.MemoryPool) *API {
 			return New(s, e, b, m, log.Named("eventapi"), Options{
-				MaxEventSize: cfg.MaxEventSize,
-				Stopping:     state.Stopping(),
+				MaxEventSize:   cfg.MaxEventSize,
+				MaxRequestSize: cfg.MaxRequestSize,
+				Stopping:       state.Stopping(),
 				EventQL: QueryLimits{MemoryLimit: cfg.EventQLMemoryLimit, PreconditionTimeout: cfg.EventQLPreconditionTimeout,
 					QueryTimeout: cfg.EventQLQueryTimeout, Pool: pool},
 				MaxStreams: cfg.MaxStreams,

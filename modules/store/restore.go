@@ -17,8 +17,12 @@ import (
 // the last commit clears the mark. A failure empties the backend again; so
 // does the next start after a crash in the middle (Start finds the mark).
 
-// restoreBatch bounds the events of one commit of a restore.
-const restoreBatch = 10_000
+// One commit of a restore holds restoreBatch events or, of larger events,
+// restoreBatchBytes of records.
+const (
+	restoreBatch      = 10_000
+	restoreBatchBytes = 8 << 20
+)
 
 // ErrNotEmpty refuses a restore into a store that holds events or schemas.
 var ErrNotEmpty = errors.New("the store is not empty")
@@ -54,30 +58,41 @@ type Restored struct {
 	HeadHash string
 }
 
+// RestoreHooks are called as a restore goes on; nil ones are not.
+type RestoreHooks struct {
+	// Begin is called once the store was found empty, before anything of
+	// the backup is written; its error ends the restore, nothing written.
+	// A refused restore (ErrNotEmpty) never calls it.
+	Begin func() error
+	// Progress learns how many events are in after each batch.
+	Progress func(events uint64)
+}
+
 // restoreJob is a restore under way.
 type restoreJob struct {
 	ctx      context.Context
 	src      RestoreSource
-	progress func(events uint64)
+	hooks    RestoreHooks
 	restored Restored
 }
 
 // Restore writes the events and schemas of src into the empty store, all
 // or nothing, and makes them visible at once when all are in. The events
 // are taken as src verified them (ids from 0, links, hashes, times); the
-// store checks that ids and links continue, and that every restored event
-// of a type with a schema matches it. Writes wait meanwhile. progress,
-// unless nil, learns how many events are in after each batch. It fails
-// with ErrNotEmpty, a *BackupError, ErrReadOnly, ctx's error or a storage
-// failure; after any failure the store is empty.
-func (s *Store) Restore(ctx context.Context, src RestoreSource, progress func(events uint64)) (Restored, error) {
+// store checks that ids and links continue, that every restored event of
+// a type with a schema matches it, and that the schemas are within the
+// limit (Memory.MaxSchemas). Writes wait meanwhile. It fails with
+// ErrNotEmpty, a *BackupError, ErrReadOnly, the error of hooks.Begin or of
+// src, ctx's error or a storage failure; after any failure the store is
+// empty.
+func (s *Store) Restore(ctx context.Context, src RestoreSource, hooks RestoreHooks) (Restored, error) {
 	if err := s.refusal(); err != nil {
 		return Restored{}, err
 	}
 	// The writer pauses meanwhile: Restore is the writer.
 	s.writing.Lock()
 	defer s.writing.Unlock()
-	job := &restoreJob{ctx: ctx, src: src, progress: progress}
+	job := &restoreJob{ctx: ctx, src: src, hooks: hooks}
 	err := s.restore(job)
 	return job.restored, err
 }
@@ -95,6 +110,11 @@ func (s *Store) restore(job *restoreJob) error {
 	}
 	if s.head.Count > 0 || len(s.schemas.snapshot()) > 0 {
 		return ErrNotEmpty
+	}
+	if job.hooks.Begin != nil {
+		if err := job.hooks.Begin(); err != nil {
+			return err
+		}
 	}
 	head, err := s.writeBackup(job)
 	if err != nil {
@@ -174,14 +194,14 @@ func (s *Store) writeBackup(job *restoreJob) (Head, error) {
 		batch = append(batch, written)
 		head.Count++
 		head.LastHash = written.Record.Hash()
-		if len(batch) == restoreBatch {
+		if len(batch) == restoreBatch || len(buf) >= restoreBatchBytes {
 			head.Commits++
 			if err := commit(head, batch, nil); err != nil {
 				return Head{}, err
 			}
 			batch, buf = batch[:0], buf[:0] // committed: the bytes may be reused
-			if job.progress != nil {
-				job.progress(head.Count)
+			if job.hooks.Progress != nil {
+				job.hooks.Progress(head.Count)
 			}
 		}
 	}
@@ -221,8 +241,8 @@ func (s *Store) writeBackup(job *restoreJob) (Head, error) {
 		return Head{}, err
 	}
 	job.restored.Events, job.restored.Schemas = head.Count, len(schemas)
-	if job.progress != nil {
-		job.progress(head.Count)
+	if job.hooks.Progress != nil {
+		job.hooks.Progress(head.Count)
 	}
 	s.log.Info("restored a backup", zap.Uint64("events", head.Count), zap.Int("schemas", len(schemas)))
 	return head, nil

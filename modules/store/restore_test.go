@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -76,10 +77,17 @@ func TestRestore(t *testing.T) {
 
 		open := b.New(t)
 		target := storetest.Start(t, open)
+		// A Begin that refuses ends the restore before anything is written.
+		refused := errors.New("not now")
+		if _, err := target.Restore(context.Background(), &itemSource{items: items}, store.RestoreHooks{Begin: func() error { return refused }}); !errors.Is(err, refused) || target.Durable() != 0 {
+			t.Fatalf("restore refused by Begin: %v, %d events", err, target.Durable())
+		}
 		var progress []uint64
-		restored, err := target.Restore(context.Background(), &itemSource{items: items}, func(n uint64) { progress = append(progress, n) })
-		if err != nil {
-			t.Fatal(err)
+		begun := 0
+		hooks := store.RestoreHooks{Begin: func() error { begun++; return nil }, Progress: func(n uint64) { progress = append(progress, n) }}
+		restored, err := target.Restore(context.Background(), &itemSource{items: items}, hooks)
+		if err != nil || begun != 1 {
+			t.Fatalf("restore: %v, Begin called %d times", err, begun)
 		}
 		if restored.Events != 7 || restored.Schemas != 1 || restored.HeadHash != items[6].Event.Record.Hash() || len(progress) == 0 || progress[len(progress)-1] != 7 {
 			t.Fatalf("restored %+v, progress %v", restored, progress)
@@ -95,9 +103,9 @@ func TestRestore(t *testing.T) {
 		if next[0].ID != 7 {
 			t.Fatalf("the next write got id %d", next[0].ID)
 		}
-		// A store with events takes no backup.
-		if _, err := target.Restore(context.Background(), &itemSource{items: items}, nil); !errors.Is(err, store.ErrNotEmpty) {
-			t.Fatalf("restore into a store with events: %v", err)
+		// A store with events takes no backup, and does not begin one.
+		if _, err := target.Restore(context.Background(), &itemSource{items: items}, hooks); !errors.Is(err, store.ErrNotEmpty) || begun != 1 {
+			t.Fatalf("restore into a store with events: %v, Begin called %d times", err, begun)
 		}
 		storetest.Close(t, target)
 		backend, err := open()
@@ -117,7 +125,7 @@ func TestFailedRestoreLeavesTheStoreEmpty(t *testing.T) {
 		items := backupOf(t, source, "")
 		bad := &store.BackupError{Line: 6, Detail: "hash mismatch"}
 		target := storetest.Start(t, b.New(t))
-		_, err := target.Restore(context.Background(), &itemSource{items: items[:5], err: bad}, nil)
+		_, err := target.Restore(context.Background(), &itemSource{items: items[:5], err: bad}, store.RestoreHooks{})
 		if !errors.Is(err, bad) {
 			t.Fatalf("restore of a bad backup: %v", err)
 		}
@@ -125,7 +133,7 @@ func TestFailedRestoreLeavesTheStoreEmpty(t *testing.T) {
 		conflicting := append(backupOf(t, source, ""), store.RestoreItem{Line: 8,
 			Schema: &store.SchemaWritten{Type: lib + "book-acquired", Raw: []byte(`{"type":"object","properties":{"isbn":{"type":"string"}},"required":["isbn"]}`)}})
 		var backupErr *store.BackupError
-		if _, err := target.Restore(context.Background(), &itemSource{items: conflicting}, nil); !errors.As(err, &backupErr) || backupErr.Line != 8 {
+		if _, err := target.Restore(context.Background(), &itemSource{items: conflicting}, store.RestoreHooks{}); !errors.As(err, &backupErr) || backupErr.Line != 8 {
 			t.Fatalf("restore with a schema the events do not match: %v", err)
 		}
 		if target.Durable() != 0 || len(readAll(t, target)) != 0 {
@@ -135,6 +143,24 @@ func TestFailedRestoreLeavesTheStoreEmpty(t *testing.T) {
 			t.Fatalf("the first write after failed restores got id %d", first[0].ID)
 		}
 	})
+}
+
+// TestRestoreCommitsLargeEventsInSmallerBatches: a commit of a restore
+// holds at most some megabytes of records, whatever the events' size.
+func TestRestoreCommitsLargeEventsInSmallerBatches(t *testing.T) {
+	source := storetest.Start(t, storetest.Pebble.New(t))
+	data := `{"text":"` + strings.Repeat("x", 1<<20-16) + `"}`
+	for i := 0; i < 20; i++ {
+		write(t, source, candidate("/large", lib+"x", data))
+	}
+	target := storetest.Start(t, storetest.Pebble.New(t))
+	var progress []uint64
+	if _, err := target.Restore(context.Background(), &itemSource{items: backupOf(t, source, "")}, store.RestoreHooks{Progress: func(n uint64) { progress = append(progress, n) }}); err != nil {
+		t.Fatal(err)
+	}
+	if len(progress) < 3 || progress[0] > 10 {
+		t.Fatalf("20 events of 1 MiB restored in batches ending at %v", progress)
+	}
 }
 
 func TestCutOffRestoreIsUndoneAtStart(t *testing.T) {

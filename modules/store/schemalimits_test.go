@@ -118,7 +118,7 @@ func TestRestoreBeyondTheSchemaLimit(t *testing.T) {
 			items = append(items, store.RestoreItem{Line: len(items) + 1, Schema: &store.SchemaWritten{Type: eventType, Raw: []byte(raw)}})
 		}
 		target := storetest.StartWith(t, b.New(t), store.Memory{MaxSchemas: 2})
-		_, err := target.Restore(context.Background(), &itemSource{items: items}, nil)
+		_, err := target.Restore(context.Background(), &itemSource{items: items}, store.RestoreHooks{})
 		var backupErr *store.BackupError
 		if !errors.As(err, &backupErr) || backupErr.Line != events+3 || backupErr.Detail != "too many event schemas" {
 			t.Fatalf("restore of 3 schemas at a limit of 2: %v, want line %d: too many event schemas", err, events+3)
@@ -128,7 +128,7 @@ func TestRestoreBeyondTheSchemaLimit(t *testing.T) {
 			t.Fatalf("after the refused restore: %d events, types %v (%v), %d schemas", target.Durable(), types, err, registered)
 		}
 		// Two fit.
-		restored, err := target.Restore(context.Background(), &itemSource{items: items[:events+2]}, nil)
+		restored, err := target.Restore(context.Background(), &itemSource{items: items[:events+2]}, store.RestoreHooks{})
 		if err != nil || restored.Schemas != 2 {
 			t.Fatalf("restore of 2 schemas at a limit of 2: %+v %v", restored, err)
 		}
