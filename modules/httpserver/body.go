@@ -38,10 +38,18 @@ type timedBody struct {
 	idle time.Duration
 	end  time.Time // the total deadline; zero for none
 
-	mu     sync.Mutex // orders setting the deadline against cut
-	cutAt  time.Time  // when set, no read outlasts it
-	missed error      // the answer to the deadline set last
+	mu       sync.Mutex // orders setting the deadline against cut
+	cutAt    time.Time  // when set, no read outlasts it
+	deadline time.Time  // the deadline set last
+	missed   error      // the answer to it
 }
+
+// deadlineSlack is how much longer than the idle limit a pause may last
+// (at most a quarter of the limit): the deadline is set that much later and
+// moves on only once it is due within the limit, since setting it costs as
+// much as a small read; so the reads of a body that arrives at once set it
+// once.
+const deadlineSlack = time.Second
 
 // newTimedBody limits the body of r, whose request started at start, and
 // sets the first read deadline at once: the server reads what a handler
@@ -67,19 +75,26 @@ func (b *timedBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// setDeadline gives the next read the idle limit from now, within the
-// total deadline and the cut.
+// setDeadline gives the next read at least the idle limit from now,
+// within the total deadline and the cut.
 func (b *timedBody) setDeadline(now time.Time) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	deadline, missed := now.Add(b.idle), error(ErrBodyStalled)
+	due := now.Add(b.idle)
+	deadline, missed := due.Add(min(deadlineSlack, b.idle/4)), error(ErrBodyStalled)
 	if !b.end.IsZero() && b.end.Before(deadline) {
 		deadline, missed = b.end, ErrBodyTooSlow
 	}
 	if !b.cutAt.IsZero() && b.cutAt.Before(deadline) {
 		deadline, missed = b.cutAt, httpkit.ErrShuttingDown
 	}
-	b.missed = missed
+	if due.After(deadline) {
+		due = deadline // the total limit or the cut comes first
+	}
+	if missed == b.missed && !b.deadline.Before(due) {
+		return // the deadline set last still holds
+	}
+	b.deadline, b.missed = deadline, missed
 	_ = b.rc.SetReadDeadline(deadline)
 }
 
@@ -87,7 +102,7 @@ func (b *timedBody) setDeadline(now time.Time) {
 func (b *timedBody) cut(t time.Time) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.cutAt, b.missed = t, httpkit.ErrShuttingDown
+	b.cutAt, b.deadline, b.missed = t, t, httpkit.ErrShuttingDown
 	_ = b.rc.SetReadDeadline(t)
 }
 
@@ -102,19 +117,21 @@ type bodies struct {
 
 func newBodies() *bodies { return &bodies{open: map[*timedBody]struct{}{}} }
 
-// add tracks b until the returned function is called.
-func (bs *bodies) add(b *timedBody) (done func()) {
+// add tracks b until remove; once the stop phase began, b is cut at once.
+func (bs *bodies) add(b *timedBody) {
 	bs.mu.Lock()
 	defer bs.mu.Unlock()
 	if !bs.cut.IsZero() {
 		b.cut(bs.cut)
 	}
 	bs.open[b] = struct{}{}
-	return func() {
-		bs.mu.Lock()
-		defer bs.mu.Unlock()
-		delete(bs.open, b)
-	}
+}
+
+// remove ends the tracking of b.
+func (bs *bodies) remove(b *timedBody) {
+	bs.mu.Lock()
+	defer bs.mu.Unlock()
+	delete(bs.open, b)
 }
 
 // cutAll ends the reads of every body, those to come included, at t.

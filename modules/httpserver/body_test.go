@@ -21,7 +21,7 @@ import (
 // bodyHandler returns the server's handler with a route that reads its
 // body (/api/v1/read) and a restore route, the given body limits, and a
 // stop phase that begins when stopping ends.
-func bodyHandler(t *testing.T, times BodyTimes, stopping context.Context) http.Handler {
+func bodyHandler(t testing.TB, times BodyTimes, stopping context.Context) http.Handler {
 	t.Helper()
 	reg := prometheus.NewRegistry()
 	a, err := auth.New(token, zap.NewNop(), reg)
@@ -64,7 +64,7 @@ func bodyHandler(t *testing.T, times BodyTimes, stopping context.Context) http.H
 
 // serve runs h on a loopback socket, behind limit unless it is nil, and
 // returns the socket's address.
-func serve(t *testing.T, h http.Handler, limit *connLimit) string {
+func serve(t testing.TB, h http.Handler, limit *connLimit) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -96,7 +96,8 @@ func limits(maxBody int64, times BodyTimes, unlimited map[string]bool, bs *bodie
 				t.Total = 0
 			}
 			body := newTimedBody(r, rc, t, now)
-			defer bs.add(body)()
+			bs.add(body)
+			defer bs.remove(body)
 			r.Body = body
 		}
 		if !restore {
