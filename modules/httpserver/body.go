@@ -3,9 +3,11 @@ package httpserver
 import (
 	"errors"
 	"io"
+	"math"
 	"net/http"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/eventstore-service/eventstore/modules/httpkit"
@@ -38,6 +40,11 @@ type timedBody struct {
 	idle time.Duration
 	end  time.Time // the total deadline; zero for none
 
+	// quietUntil is the time (Unix nanoseconds) up to which a read needs
+	// no new deadline: the one set last holds for it. Read checks it
+	// without the lock.
+	quietUntil atomic.Int64
+
 	mu       sync.Mutex // orders setting the deadline against cut
 	cutAt    time.Time  // when set, no read outlasts it
 	deadline time.Time  // the deadline set last
@@ -65,7 +72,9 @@ func newTimedBody(r *http.Request, rc *http.ResponseController, limits BodyTimes
 
 // Read reads within the limits.
 func (b *timedBody) Read(p []byte) (int, error) {
-	b.setDeadline(time.Now())
+	if now := time.Now(); now.UnixNano() > b.quietUntil.Load() {
+		b.setDeadline(now)
+	}
 	n, err := b.ReadCloser.Read(p)
 	if err != nil && errors.Is(err, os.ErrDeadlineExceeded) {
 		b.mu.Lock()
@@ -95,7 +104,18 @@ func (b *timedBody) setDeadline(now time.Time) {
 		return // the deadline set last still holds
 	}
 	b.deadline, b.missed = deadline, missed
+	b.quietUntil.Store(b.quietAfter())
 	_ = b.rc.SetReadDeadline(deadline)
+}
+
+// quietAfter returns until when the deadline set last holds for a read:
+// for good when it is the total deadline or the cut, else while the idle
+// limit from the read's start ends before it.
+func (b *timedBody) quietAfter() int64 {
+	if b.missed != ErrBodyStalled {
+		return math.MaxInt64
+	}
+	return b.deadline.Add(-b.idle).UnixNano()
 }
 
 // cut ends the reads of the body at t, also one waiting now.
@@ -103,6 +123,7 @@ func (b *timedBody) cut(t time.Time) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.cutAt, b.deadline, b.missed = t, t, httpkit.ErrShuttingDown
+	b.quietUntil.Store(b.quietAfter())
 	_ = b.rc.SetReadDeadline(t)
 }
 
