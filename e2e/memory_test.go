@@ -201,13 +201,17 @@ func TestStaysWithinThePodsMemory(t *testing.T) {
 }
 
 // residentSet returns the resident set of a process in bytes.
-func residentSet(pid int) int64 {
+func residentSet(pid int) int64 { return procMemory(pid, "VmRSS") }
+
+// procMemory returns a memory figure of /proc/<pid>/status in bytes, e.g.
+// VmRSS (resident now) or VmHWM (its peak); 0 when there is none.
+func procMemory(pid int, field string) int64 {
 	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0
 	}
 	for _, line := range strings.Split(string(status), "\n") {
-		if strings.HasPrefix(line, "VmRSS:") {
+		if strings.HasPrefix(line, field+":") {
 			kib, _ := strconv.ParseInt(strings.Fields(line)[1], 10, 64)
 			return kib << 10
 		}
