@@ -1,10 +1,31 @@
 package pgstore
 
 import (
+	"context"
 	"fmt"
+	"testing"
+
+	"go.uber.org/zap"
 
 	"github.com/eventstore-service/eventstore/modules/store"
 )
+
+// startOn opens a backend on the database at url, logging to log, and
+// starts a store on it, closed when the test ends.
+func startOn(t *testing.T, url string, log *zap.Logger, opts Options) (*Backend, *store.Store) {
+	t.Helper()
+	ctx := context.Background()
+	b, err := Open(ctx, url, log, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := store.New(func() (store.Backend, error) { return b, nil }, zap.NewNop(), nil, store.Memory{})
+	if err := s.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close(ctx) })
+	return b, s
+}
 
 // FollowLimit exports followLimit to the external tests.
 const FollowLimit = followLimit

@@ -35,15 +35,7 @@ func TestSessionsAndCommitOutcomes(t *testing.T) {
 		if err := cluster.Exec(ctx, name, "ALTER DATABASE "+name+" SET synchronous_commit = off"); err != nil {
 			t.Fatal(err)
 		}
-		b, err := Open(ctx, url, zap.NewNop(), Options{MaxConnections: 4})
-		if err != nil {
-			t.Fatal(err)
-		}
-		s := store.New(func() (store.Backend, error) { return b, nil }, zap.NewNop(), nil, store.Memory{})
-		if err := s.Start(ctx); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = s.Close(ctx) })
+		b, s := startOn(t, url, zap.NewNop(), Options{MaxConnections: 4})
 		return b, s, name
 	}
 	// writeN writes n events on subject in one request; from copyMin on,

@@ -49,15 +49,7 @@ func TestUnansweringDatabase(t *testing.T) {
 			t.Fatal(err)
 		}
 		core, logs := observer.New(zap.InfoLevel)
-		b, err := Open(ctx, url, zap.New(core), Options{MaxConnections: 8})
-		if err != nil {
-			t.Fatal(err)
-		}
-		s := store.New(func() (store.Backend, error) { return b, nil }, zap.NewNop(), nil, store.Memory{})
-		if err := s.Start(ctx); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = s.Close(ctx) })
+		b, s := startOn(t, url, zap.New(core), Options{MaxConnections: 8})
 		return b, s, logs
 	}
 	write := func(s *store.Store, subject string) ([]event.Record, error) {
