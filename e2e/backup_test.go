@@ -14,7 +14,7 @@ import (
 	"github.com/eventstore-service/eventstore/e2e/harness"
 )
 
-// signingKey is the Ed25519 key of api.md §2.7's worked example.
+// signingKey is the Ed25519 key of the worked example of docs/api.md §2.7.
 const signingKey = "-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEIAABAgMEBQYHCAkKCwwNDg8QERITFBUWFxgZGhscHR4f\n-----END PRIVATE KEY-----\n"
 
 // variedEvents writes n events over many subjects: trace fields, non-ASCII

@@ -11,7 +11,7 @@ import (
 )
 
 // TestCachesSizedWithinTheMemoryLimit checks that --memory-limit bounds the
-// store's caches (operations.md §10): at the smallest limit the live window
+// store's caches (docs/reference.md §10): at the smallest limit the live window
 // keeps a sixteenth of it in records, however large the events, and the
 // latest-id cache a thirty-second, while reads and observers still get
 // every event, the older ones from storage.

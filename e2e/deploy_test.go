@@ -105,7 +105,7 @@ const (
 	postgresURLFile = "/etc/eventstore/postgres/url"
 )
 
-// checkObjects asserts what operations.md §6 requires of the objects of
+// checkObjects asserts what docs/reference.md §6 requires of the objects of
 // the single-node setup: one StatefulSet on a volume claim, a headless and
 // a client Service, nothing of PostgreSQL mode.
 func checkObjects(t *testing.T, source string, o objects, wantMonitor bool) {
@@ -133,7 +133,7 @@ func checkObjects(t *testing.T, source string, o objects, wantMonitor bool) {
 	}
 }
 
-// checkPostgresObjects asserts what operations.md §6 and §9 require of the
+// checkPostgresObjects asserts what docs/reference.md §6 and §9 require of the
 // objects of PostgreSQL mode: a Deployment of stateless nodes (no data
 // directory, no volume claim) with the URL from a Secret mounted as a file,
 // a PodDisruptionBudget over them, a client Service and no headless one,
@@ -207,7 +207,7 @@ func isPostgresArg(a string) bool {
 	return strings.HasPrefix(a, "--storage-backend") || strings.HasPrefix(a, "--postgres-")
 }
 
-// checkPod asserts what operations.md §6 and §10 require of the pod of
+// checkPod asserts what docs/reference.md §6 and §10 require of the pod of
 // either shape: arguments, drain and grace period, probes, security
 // context, the token Secret as a file, memory. It returns the container.
 func checkPod(t *testing.T, source string, template corev1.PodTemplateSpec) corev1.Container {
@@ -254,7 +254,7 @@ func checkPod(t *testing.T, source string, template corev1.PodTemplateSpec) core
 	if sc := c.SecurityContext; sc == nil || sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem {
 		t.Errorf("%s: container must have a read-only root file system", source)
 	}
-	// §10: without --memory-limit the process takes 90% of the container's
+	// docs/reference.md §10: without --memory-limit the process takes 90% of the container's
 	// memory limit, which must be set, reserved by an equal request, and
 	// the one TestStaysWithinThePodsMemory runs the service in.
 	limit, request := c.Resources.Limits.Memory(), c.Resources.Requests.Memory()

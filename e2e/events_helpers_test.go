@@ -84,7 +84,7 @@ func parseEvent(t *testing.T, raw json.RawMessage) storedEvent {
 }
 
 // recomputeHash computes an event's hash from its emitted fields, as a
-// client SDK does (api.md §2.5).
+// client SDK does (docs/api.md §2.5).
 func recomputeHash(e storedEvent) string {
 	meta := strings.Join([]string{e.SpecVersion, e.ID, e.PredecessorHash, e.Time, e.Source, e.Subject, e.Type, e.DataContentType}, "|")
 	metaSum := sha256.Sum256([]byte(meta))

@@ -18,7 +18,7 @@ import (
 
 const lib = "com.example.library."
 
-// libraryInstance starts an instance holding the store of api.md §5.
+// libraryInstance starts an instance holding the store of docs/api.md §5.
 func libraryInstance(t *testing.T, start starter, extra ...string) harness.Target {
 	t.Helper()
 	inst := start(t, extra...)

@@ -15,7 +15,7 @@ import (
 )
 
 // unreachable is the answer to a data request while the database cannot be
-// reached (operations.md §9 point 7).
+// reached (docs/reference.md §9 point 7).
 const unreachable = "503 service unavailable: storage unreachable"
 
 // TestPostgresKillNineLoop writes on three nodes while one node after the

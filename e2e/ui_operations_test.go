@@ -371,7 +371,7 @@ func opsVerify(t *testing.T, b *browser, inst *harness.Instance) {
 	t.Logf("verify-store (API %d): %s", api.StatusCode, outcome)
 	b.screenshot("operations-verify")
 
-	// Both outcomes of the spec, as a server would stream them.
+	// Both outcomes of verify-store (docs/api.md §4.13), as a server would stream them.
 	hash := strings.Repeat("ab", 32)
 	for _, c := range []struct{ body, state, shown string }{
 		{`{"type":"verification","payload":{"verified":true,"events":3000,"headHash":"` + hash + `"}}`, "verified", "Verified: 3,000 events, every hash, link and index checked in"},

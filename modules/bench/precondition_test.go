@@ -13,7 +13,7 @@ import (
 )
 
 // fakeStore answers write-events with preconditions and read-events of a
-// subject's latest event as api.md says, keeping only the latest id of
+// subject's latest event as docs/api.md §4.3 and §4.4 say, keeping only the latest id of
 // every subject.
 type fakeStore struct {
 	mu       sync.Mutex

@@ -213,7 +213,7 @@ func TestLoadPostgres(t *testing.T) {
 
 func TestLoadSigningKey(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "key.pem")
-	// The test vector of api.md §2.7: seed bytes 0x00..0x1f.
+	// The test vector of docs/api.md §2.7: seed bytes 0x00..0x1f.
 	pemText := "-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEIAABAgMEBQYHCAkKCwwNDg8QERITFBUWFxgZGhscHR4f\n-----END PRIVATE KEY-----\n"
 	if err := os.WriteFile(path, []byte(pemText), 0o600); err != nil {
 		t.Fatal(err)

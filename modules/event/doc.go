@@ -3,11 +3,11 @@
 // guarantees:
 //
 //   - Validation: ValidSubject, ValidType, ValidSource and ValidTraceParent
-//     accept exactly the values api.md §3 allows (a fuzz test holds them
-//     equal to the spec's expressions); ParseID accepts exactly the ids
+//     accept exactly the values docs/api.md §3 allows (a fuzz test holds them
+//     equal to the expressions given there); ParseID accepts exactly the ids
 //     requests may carry.
 //   - The record: Seal writes the stored form of an event, its members in
-//     the order of api.md §2.1 that Member lists, with the hash of §2.5
+//     the order of docs/api.md §2.1 that Member lists, with the hash of docs/api.md §2.5
 //     computed from them. This package alone knows that layout: Record.Split finds the
 //     members of any record Seal wrote in one pass without scanning data,
 //     Decode returns its fields, and Fields.Verify detects any change to

@@ -12,7 +12,7 @@ import (
 	"github.com/eventstore-service/eventstore/modules/jsonscan"
 )
 
-// The worked example of api.md §2.7.
+// The worked example of docs/api.md §2.7.
 const (
 	exampleInput     = `{"title": "2001 <A Space Odyssey>", "year": 1968, "rating": 4.50, "isbn": "978-0-451-45799-8", "views": 12345678901234567890, "ratio": 1e3}`
 	exampleCanonical = `{"isbn":"978-0-451-45799-8","rating":4.5,"ratio":1000,"title":"2001 \u003cA Space Odyssey\u003e","views":12345678901234567890,"year":1968}`

@@ -11,7 +11,7 @@ const (
 	MaxTraceStateLength = 512
 )
 
-// The rules below are those of api.md §3 (given there as regular
+// The rules below are those of docs/api.md §3 (given there as regular
 // expressions), written out by hand because validation runs for every field
 // of every event written; a fuzz test holds them equal to the expressions.
 

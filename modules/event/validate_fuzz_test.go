@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// The patterns of api.md §3, the reference of the hand-written validators.
+// The patterns of docs/api.md §3, the reference of the hand-written validators.
 var (
 	subjectPattern     = regexp.MustCompile(`^/([0-9A-Za-z_-]+(/[0-9A-Za-z_-]+)*)?$`)
 	typePattern        = regexp.MustCompile(`^[0-9A-Za-z_-]{2,}(\.[0-9A-Za-z_-]+){2,}$`)

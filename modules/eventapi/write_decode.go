@@ -56,7 +56,7 @@ type preconditionPayload struct {
 // DecodeWrite turns a write-events body into validated candidates, with
 // canonical data, and preconditions. It reads the body in one pass (the
 // envelope and every event's data, canonicalized on the way) and then
-// reports problems in the order of api.md: JSON decoding, limits, each
+// reports problems in the order of docs/api.md §1.5: JSON decoding, limits, each
 // event's fields in order, then the preconditions. An isEventQlQueryTrue
 // precondition is compiled here and turned into a store.Condition by
 // condition.

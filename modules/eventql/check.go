@@ -312,7 +312,7 @@ func fieldType(t stype, name FieldName) (stype, error) {
 }
 
 // canConvert reports whether values of kind from can ever convert to to
-// (§6: the error cells that do not depend on the value).
+// (docs/eventql.md §6: the error cells that do not depend on the value).
 func canConvert(from, to Kind) bool {
 	switch {
 	case from == KindArray || from == KindRecord:

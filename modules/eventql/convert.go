@@ -18,7 +18,7 @@ var (
 	timeText     = regexp.MustCompile(`^(\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?$`)
 )
 
-// convert is x AS to (§6).
+// convert is x AS to (docs/eventql.md §6).
 func convert(v Value, to Kind, pos Pos) (Value, error) {
 	if v.isNull() || v.kind == to {
 		return v, nil

@@ -1,4 +1,4 @@
-// Package eventql is the EventQL query language of eventql.md: lexer,
+// Package eventql is the EventQL query language of docs/eventql.md: lexer,
 // parser, static checker, planner and a streaming executor over a
 // Database snapshot. It guarantees:
 //

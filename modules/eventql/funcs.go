@@ -10,7 +10,7 @@ import (
 	"github.com/eventstore-service/eventstore/modules/jsonscan"
 )
 
-// function is a scalar function or an aggregate (§8, §9.2): the signature
+// function is a scalar function or an aggregate (docs/eventql.md §8, §9.2): the signature
 // the checker checks a call against and what evaluates the call. The
 // checker resolves every call to its function once (Call.fn).
 type function struct {

@@ -4,7 +4,7 @@ import (
 	"strings"
 )
 
-// Limits of a query (eventql.md §15.3). Within them, compiling and running
+// Limits of a query (docs/eventql.md §15.3). Within them, compiling and running
 // any query fits a goroutine stack far below Go's 1 GB maximum and a
 // request's memory, so that no query can crash the process:
 //
@@ -14,14 +14,13 @@ import (
 //     by loops. A level of nesting costs each stage a bounded number of
 //     frames (the parser's descent through the precedence levels, at most
 //     eight tree levels of chains, AS and fields between two counted ones),
-//     a few kB in all. Measured: the deepest expressions allowed take
-//     under 2 MB of stack to parse, check and run; 256 nested loops of
-//     FROM clauses under 100 kB; the deepest values, nested through 255
-//     subqueries that each wrap the one inside in brackets (about 32,000
-//     levels), under 32 MB. The tests hold every stage to 64 MB.
+//     a few kB in all. So the deepest expressions allowed, the most nested
+//     loops of FROM clauses and the deepest values (nested through
+//     subqueries that each wrap the one inside in brackets, a level per
+//     bracket) all parse, check and run within the 64 MB of stack that the
+//     limit tests hold every stage to.
 //   - Size. MaxTokens bounds the length of chains and lists, and with it
-//     the memory and time of compiling: a query of MaxTokens tokens
-//     allocates under 30 MB while it is compiled.
+//     the memory and time of compiling.
 const (
 	// MaxNesting is the deepest nesting of parentheses, brackets, braces,
 	// calls, unary operators, NOT and subqueries, where every FROM clause
@@ -117,7 +116,7 @@ func (p *parser) query() (*Query, error) {
 		if !p.peek().isKeyword("FROM") {
 			break
 		}
-		// Each further FROM nests a loop in the loops before it (§10.5),
+		// Each further FROM nests a loop in the loops before it (docs/eventql.md §10.5),
 		// up to the end of the query.
 		if err := p.enter(p.next()); err != nil {
 			return nil, err
@@ -236,7 +235,7 @@ func (p *parser) from() (*From, error) {
 
 func (p *parser) expr() (Expr, error) { return p.chain(levelOr) }
 
-// chainLevels are the operators of the left-associative levels of §3,
+// chainLevels are the operators of the left-associative levels of docs/eventql.md §3,
 // loosest first. The operands of a level are chains of the next level,
 // but those of AND are NOT expressions and those of * and / unary ones.
 var chainLevels = [][]string{{"OR"}, {"XOR"}, {"AND"}, {"+", "-"}, {"*", "/"}}

@@ -56,7 +56,7 @@ func stringLiteral(e Expr) (string, bool) {
 	return lit.Value.s, true
 }
 
-// indexFormOf recognises the index conjunct forms of §14.1 on aliases of
+// indexFormOf recognises the index conjunct forms of docs/eventql.md §14.1 on aliases of
 // events sources (isEvents tells which slots those are).
 func indexFormOf(e Expr, isEvents func(int) bool) (indexForm, bool) {
 	switch x := e.(type) {
@@ -203,7 +203,7 @@ func idRangeForm(left Expr, op string, right Expr, isEvents func(int) bool) (ind
 
 // plan is how one query level reads its events sources and evaluates its
 // WHERE: the selection of each events alias, and the conjuncts left to
-// evaluate, index conjuncts first (§11.3).
+// evaluate, index conjuncts first (docs/eventql.md §11.3).
 type plan struct {
 	selections []Selection // by alias slot (events sources only)
 	conditions []Expr

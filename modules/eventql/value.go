@@ -213,7 +213,7 @@ func (v Value) field(name string) Value {
 	return val
 }
 
-// AppendJSON writes the value as JSON (§4.1).
+// AppendJSON writes the value as JSON (docs/eventql.md §4.1).
 func (v Value) AppendJSON(dst []byte) []byte {
 	switch v.kind {
 	case KindNull:
@@ -270,7 +270,7 @@ func (v Value) text() string {
 	return s
 }
 
-// equal is deep equality (§7.1 rule 3): numbers by value, records by key
+// equal is deep equality (docs/eventql.md §7.1 rule 3): numbers by value, records by key
 // set; values of different kinds are unequal.
 func equal(a, b Value) bool {
 	switch {

@@ -29,7 +29,7 @@ func Errorf(status int, format string, args ...any) *Error {
 	return &Error{Status: status, Message: fmt.Sprintf(format, args...)}
 }
 
-// Messages fixed by api.md and shared by several modules.
+// Messages fixed by docs/api.md §1.5 and shared by several modules.
 var (
 	// ErrUnauthorized answers a missing or wrong token.
 	ErrUnauthorized = &Error{Status: http.StatusUnauthorized, Message: "unauthorized"}

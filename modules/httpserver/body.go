@@ -13,7 +13,7 @@ import (
 	"github.com/eventstore-service/eventstore/modules/httpkit"
 )
 
-// Answers to a request body that does not arrive in time (api.md §1.5).
+// Answers to a request body that does not arrive in time (docs/api.md §1.5).
 var (
 	// ErrBodyStalled answers a body that paused longer than the idle limit.
 	ErrBodyStalled = &httpkit.Error{Status: http.StatusRequestTimeout, Message: "request timeout: the request body stalled"}

@@ -15,7 +15,7 @@ import (
 // renew the write deadline per line.
 const WriteTimeout = 60 * time.Second
 
-// The cache headers of every /api/ response (api.md §1.3), shared and
+// The cache headers of every /api/ response (docs/api.md §1.3), shared and
 // never modified.
 var (
 	cacheControl     = []string{"no-store, no-cache, must-revalidate, proxy-revalidate"}

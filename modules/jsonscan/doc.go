@@ -7,7 +7,7 @@
 //     of the wrong type a *TypeError; Skip, Raw and the canonical writers
 //     refuse nesting deeper than 1,000 levels rather than follow it.
 //   - Canonicalize, Canonical and CanonicalValue write a value in the
-//     canonical form of api.md §2.3: compact, keys sorted by byte order
+//     canonical form of docs/api.md §2.3: compact, keys sorted by byte order
 //     (the last of duplicate keys wins), numbers and strings written as Go's
 //     encoding/json writes them (fuzz tests hold the output equal to an
 //     encoding/json reference). AppendString and AppendFloat write one

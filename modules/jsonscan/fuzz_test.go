@@ -10,7 +10,7 @@ import (
 	"unicode/utf8"
 )
 
-// reference computes canonical bytes the way api.md §2.3 describes them,
+// reference computes canonical bytes the way docs/api.md §2.3 describes them,
 // with encoding/json: decode with UseNumber, turn non-integer numbers into
 // float64, marshal (which sorts keys and escapes strings).
 func reference(raw []byte) ([]byte, error) {

@@ -1,4 +1,4 @@
-// Package opsapi serves the operations endpoints of the HTTP API (api.md
+// Package opsapi serves the operations endpoints of the HTTP API (docs/api.md
 // §4.13): putting the service into read-only mode, the online verification
 // of the store (a stream among those --max-streams bounds) and the
 // diagnostics report (secrets never in it). Like the event

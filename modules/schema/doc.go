@@ -2,7 +2,7 @@
 // It guarantees:
 //
 //   - Compile accepts a schema only if it meets the registration rules of
-//     api.md §4.9, checked in their order, and fails with an *InvalidError
+//     docs/api.md §4.9, checked in their order, and fails with an *InvalidError
 //     in the API's words otherwise. Schemas are JSON Schema 2020-12 by
 //     default, 2019-09 or draft-07 by $schema, compiled with
 //     github.com/santhosh-tekuri/jsonschema/v6, and nothing is ever loaded

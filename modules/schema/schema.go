@@ -53,7 +53,7 @@ var dialects = map[string]*jsonschema.Draft{
 }
 
 // Compile checks raw against the registration rules, in the order of
-// api.md §4.9, and compiles it. Failures are *InvalidError.
+// docs/api.md §4.9, and compiles it. Failures are *InvalidError.
 func Compile(raw []byte) (*Schema, error) {
 	var compact bytes.Buffer
 	if err := json.Compact(&compact, raw); err != nil {

@@ -1,5 +1,5 @@
 // Jumping to a time. Event times grow strictly with ids across the whole
-// store (api.md §2.4), so the first event at or after a time is found by a
+// store (docs/api.md §2.4), so the first event at or after a time is found by a
 // binary search over ids, each step reading the one event with that id
 // (read-events with both bounds on it): about log2(events) tiny reads,
 // whatever the store's size. An EventQL query (WHERE e.time >= t TOP 1)

@@ -59,7 +59,7 @@ func Load(t testing.TB) *Conformance {
 	return &c
 }
 
-// SameRows compares rows as eventql.md §17 says: in order, or in any order
+// SameRows compares rows as docs/eventql.md §17 says: in order, or in any order
 // when ordered is false.
 func SameRows(got, want []any, ordered bool) bool {
 	if len(got) != len(want) {
