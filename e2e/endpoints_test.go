@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/model/textparse"
 
@@ -39,7 +40,7 @@ func checkManagementEvent(t *testing.T, body []byte) (subject, eventType, data s
 }
 
 // checkCommonHeaders asserts the headers every response carries.
-// noStore is the Cache-Control value of every /api/ response (api.md §1.3).
+// noStore is the Cache-Control value of every /api/ response (docs/api.md §1.3).
 const noStore = "no-store, no-cache, must-revalidate, proxy-revalidate"
 
 func checkCommonHeaders(t *testing.T, r harness.Response) {
@@ -251,10 +252,10 @@ func parseOpenMetrics(t *testing.T, body []byte, contentType string) map[string]
 
 func seriesText(lset labels.Labels) string {
 	var b strings.Builder
-	b.WriteString(lset.Get(labels.MetricName))
+	b.WriteString(lset.Get(model.MetricNameLabel))
 	first := true
 	lset.Range(func(l labels.Label) {
-		if l.Name == labels.MetricName {
+		if l.Name == model.MetricNameLabel {
 			return
 		}
 		if first {

@@ -85,7 +85,7 @@ func eventqlInstance(t *testing.T, start starter, extra ...string) (harness.Targ
 }
 
 // TestEventQLConformance runs every case of eventql-cases.json against the
-// binary, then the precondition cases (eventql.md §17).
+// binary, then the precondition cases (docs/eventql.md §17).
 func TestEventQLConformance(t *testing.T) { eachTarget(t, testEventQLConformance) }
 
 func testEventQLConformance(t *testing.T, start starter) {
@@ -247,22 +247,20 @@ func openQuery(t *testing.T, inst harness.Target, query string) (net.Conn, *bufi
 func chunkLine(t *testing.T, conn net.Conn, br *bufio.Reader, timeout time.Duration) string {
 	t.Helper()
 	conn.SetReadDeadline(time.Now().Add(timeout))
-	for {
-		size, err := br.ReadString('\n')
-		if err != nil {
-			t.Fatalf("read chunk: %v", err)
-		}
-		if size == "0\r\n" {
-			return ""
-		}
-		var n int
-		fmt.Sscanf(strings.TrimSpace(size), "%x", &n)
-		chunk := make([]byte, n+2)
-		if _, err := io.ReadFull(br, chunk); err != nil {
-			t.Fatal(err)
-		}
-		return string(chunk[:n])
+	size, err := br.ReadString('\n')
+	if err != nil {
+		t.Fatalf("read chunk: %v", err)
 	}
+	if size == "0\r\n" {
+		return ""
+	}
+	var n int
+	fmt.Sscanf(strings.TrimSpace(size), "%x", &n)
+	chunk := make([]byte, n+2)
+	if _, err := io.ReadFull(br, chunk); err != nil {
+		t.Fatal(err)
+	}
+	return string(chunk[:n])
 }
 
 func TestEventQLHeartbeatsAndCancellation(t *testing.T) {

@@ -35,8 +35,9 @@ func runVerify(t *testing.T, dir string) (int, string) {
 }
 
 // TestGoldenDataDirectory checks that the current binary takes over a data
-// directory of the first release: verify passes, the events read back byte
-// for byte, format version 1 gets recorded, and new events continue the
+// directory of the first release: verify passes (reading format version 1
+// as it is), the events read back byte for byte, the directory is migrated
+// to format version 2, its schemas still hold, and new events continue the
 // chain.
 func TestGoldenDataDirectory(t *testing.T) {
 	dir := goldenCopy(t)
@@ -53,9 +54,12 @@ func TestGoldenDataDirectory(t *testing.T) {
 	if r.StatusCode != 200 || !bytes.Equal(r.Body, want) {
 		t.Fatalf("read-events of the golden directory: %d\n%s\nwant\n%s", r.StatusCode, r.Body, want)
 	}
-	if raw, err := os.ReadFile(filepath.Join(dir, "format-version")); err != nil || string(raw) != "1\n" {
+	if raw, err := os.ReadFile(filepath.Join(dir, "format-version")); err != nil || string(raw) != "2\n" {
 		t.Fatalf("format-version after the first start: %q %v", raw, err)
 	}
+	checkError(t, inst.Do("POST", "/api/v1/write-events", harness.Token,
+		`{"events":[{"source":"https://x","subject":"/new","type":"io.example.library.book-acquired","data":{"title":"t"}}]}`), 409,
+		"schema conflict: event candidate does not match schema: missing properties: 'author'")
 	lines := streamLines(t, r, "read-events")
 	last := parseEvent(t, lines[len(lines)-1].Payload)
 	added := mustWrite(t, inst, candidates("/books/42", "io.example.library.book-borrowed", "/new", "io.example.library.new"))
@@ -78,8 +82,8 @@ func TestGoldenDataDirectory(t *testing.T) {
 // data directory of a format version newer than the binary's.
 func TestNewerFormatVersionRefused(t *testing.T) {
 	dir := goldenCopy(t)
-	harness.WriteFile(t, dir, "format-version", "2\n")
-	const message = "data directory has format version 2, newer than format version 1 of this binary"
+	harness.WriteFile(t, dir, "format-version", "3\n")
+	const message = "data directory has format version 3, newer than format version 2 of this binary"
 	inst := harness.Launch(t, bin, "run", "--api-token="+harness.Token, "--data-directory="+dir, "--http-enabled", "--https-enabled=false", "--http-port=0")
 	if code := inst.Wait(30 * time.Second); code != 1 {
 		t.Fatalf("exit code %d, want 1", code)
@@ -91,7 +95,7 @@ func TestNewerFormatVersionRefused(t *testing.T) {
 	if code, out := runVerify(t, dir); code != 1 || !strings.Contains(out, message) {
 		t.Fatalf("verify: exit %d, %s", code, out)
 	}
-	if raw, _ := os.ReadFile(filepath.Join(dir, "format-version")); string(raw) != "2\n" {
+	if raw, _ := os.ReadFile(filepath.Join(dir, "format-version")); string(raw) != "3\n" {
 		t.Fatalf("format-version changed to %q", raw)
 	}
 }

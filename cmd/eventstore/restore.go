@@ -10,10 +10,13 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"go.uber.org/zap"
+
 	"github.com/eventstore-service/eventstore/modules/backup"
 	"github.com/eventstore-service/eventstore/modules/config"
 	"github.com/eventstore-service/eventstore/modules/lifecycle"
 	"github.com/eventstore-service/eventstore/modules/store"
+	"github.com/eventstore-service/eventstore/modules/store/restore"
 )
 
 func restoreCommand() *cli.Command {
@@ -70,12 +73,12 @@ func runRestore(c *cli.Context) error {
 	start := time.Now()
 	src := backup.ReadAhead(backup.NewReader(read, limits))
 	defer src.Close()
-	restored, err := s.Restore(c.Context, src, store.RestoreHooks{Progress: func(uint64) { progress.update(read.n.Load()) }})
+	restored, err := restore.Into(c.Context, s, src, restore.Hooks{Progress: func(uint64) { progress.update(read.n.Load()) }}, zap.NewNop())
 	progress.finish()
 	err = errors.Join(err, stop())
-	var backupErr *store.BackupError
+	var backupErr *restore.BackupError
 	switch {
-	case errors.Is(err, store.ErrNotEmpty):
+	case errors.Is(err, restore.ErrNotEmpty):
 		return failed(errors.New("the store is not empty: restore only into an empty store"))
 	case errors.As(err, &backupErr):
 		return failed(fmt.Errorf("invalid backup: %w (nothing was restored)", backupErr))

@@ -12,6 +12,7 @@ import (
 	"github.com/eventstore-service/eventstore/modules/config"
 	"github.com/eventstore-service/eventstore/modules/lifecycle"
 	"github.com/eventstore-service/eventstore/modules/store"
+	"github.com/eventstore-service/eventstore/modules/store/verify"
 )
 
 func verifyCommand() *cli.Command {
@@ -52,7 +53,7 @@ func verifyStore(c *cli.Context) error {
 	}
 	start := time.Now()
 	progress := newProgress(c.App.ErrWriter, "checked", "events", int64(head.Count))
-	n, err := store.Verify(c.Context, backend, store.VerifyOptions{Progress: func(done uint64) { progress.update(int64(done)) }})
+	n, err := verify.Verify(c.Context, backend, verify.Options{Progress: func(done uint64) { progress.update(int64(done)) }})
 	progress.finish()
 	took := time.Since(start)
 	if err != nil {

@@ -1,7 +1,7 @@
 package backup
 
 import (
-	"github.com/eventstore-service/eventstore/modules/store"
+	"github.com/eventstore-service/eventstore/modules/store/restore"
 )
 
 // A chunk ReadAhead hands over holds aheadChunk items or, of larger events,
@@ -14,25 +14,25 @@ const (
 
 // chunk is a run of items read ahead, with the bytes of their records.
 type chunk struct {
-	items []store.RestoreItem
+	items []restore.Item
 	err   error // ends the source after the items
 }
 
-// ahead is a RestoreSource that reads and proves the lines of a Reader in
+// ahead is a restore.Source that reads and proves the lines of a Reader in
 // a goroutine of its own, so that proving the next lines and committing the
 // last ones work in parallel.
 type ahead struct {
 	chunks  chan chunk
-	current []store.RestoreItem
+	current []restore.Item
 	err     error
 	stop    chan struct{}
 }
 
-// ReadAhead returns a RestoreSource over r that reads up to a few thousand
+// ReadAhead returns a restore.Source over r that reads up to a few thousand
 // items (and at most some 20 MiB of records) ahead in a goroutine of its
 // own; Close stops it.
 func ReadAhead(r *Reader) interface {
-	store.RestoreSource
+	restore.Source
 	Close()
 } {
 	a := &ahead{chunks: make(chan chunk, aheadChunks), stop: make(chan struct{})}
@@ -43,7 +43,7 @@ func ReadAhead(r *Reader) interface {
 func (a *ahead) run(r *Reader) {
 	defer close(a.chunks)
 	for {
-		c := chunk{items: make([]store.RestoreItem, 0, aheadChunk)}
+		c := chunk{items: make([]restore.Item, 0, aheadChunk)}
 		var buf []byte
 		for len(c.items) < aheadChunk && len(buf) < aheadBytes {
 			item, err := r.Next()
@@ -72,14 +72,14 @@ func (a *ahead) run(r *Reader) {
 }
 
 // Next returns the next item.
-func (a *ahead) Next() (store.RestoreItem, error) {
+func (a *ahead) Next() (restore.Item, error) {
 	for len(a.current) == 0 {
 		if a.err != nil {
-			return store.RestoreItem{}, a.err
+			return restore.Item{}, a.err
 		}
 		c, ok := <-a.chunks
 		if !ok {
-			return store.RestoreItem{}, a.err
+			return restore.Item{}, a.err
 		}
 		a.current, a.err = c.items, c.err
 	}

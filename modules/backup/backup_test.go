@@ -12,10 +12,13 @@ import (
 	"strings"
 	"testing"
 
+	"go.uber.org/zap"
+
 	"github.com/eventstore-service/eventstore/modules/backup"
 	"github.com/eventstore-service/eventstore/modules/event"
 	"github.com/eventstore-service/eventstore/modules/jsonscan"
 	"github.com/eventstore-service/eventstore/modules/store"
+	"github.com/eventstore-service/eventstore/modules/store/restore"
 	"github.com/eventstore-service/eventstore/modules/store/storetest"
 )
 
@@ -23,7 +26,7 @@ import (
 // non-ASCII and HTML-escaped data, big numbers.
 func storeWithEvents(t *testing.T) *store.Store {
 	t.Helper()
-	s := storetest.Open(t, t.TempDir(), nil)
+	s := storetest.Start(t, storetest.PebbleAt(t.TempDir(), nil))
 	t.Cleanup(func() { storetest.Close(t, s) })
 	var cs []event.Candidate
 	for i := 0; i < 30; i++ {
@@ -167,7 +170,7 @@ func TestBadBackupsAreRefusedAtTheirLine(t *testing.T) {
 				in = in[:len(in)-20]
 			}
 			_, _, err := readAll(in)
-			var backupErr *store.BackupError
+			var backupErr *restore.BackupError
 			if !errors.As(err, &backupErr) || backupErr.Line != tc.line || !strings.Contains(backupErr.Detail, tc.detail) {
 				t.Fatalf("error %v, want line %d: …%s…", err, tc.line, tc.detail)
 			}
@@ -178,9 +181,9 @@ func TestBadBackupsAreRefusedAtTheirLine(t *testing.T) {
 func TestRestoreFromABackup(t *testing.T) {
 	source := storeWithEvents(t)
 	in := strings.Join(backupLines(t, source), "")
-	target := storetest.Open(t, t.TempDir(), nil)
+	target := storetest.Start(t, storetest.PebbleAt(t.TempDir(), nil))
 	defer storetest.Close(t, target)
-	restored, err := target.Restore(context.Background(), backup.NewReader(bytes.NewReader([]byte(in)), backup.Limits{MaxEventSize: 1 << 20, MaxSchemaSize: 1 << 20}), store.RestoreHooks{})
+	restored, err := restore.Into(context.Background(), target, backup.NewReader(bytes.NewReader([]byte(in)), backup.Limits{MaxEventSize: 1 << 20, MaxSchemaSize: 1 << 20}), restore.Hooks{}, zap.NewNop())
 	if err != nil || restored.Events != 30 || restored.Schemas != 1 {
 		t.Fatalf("restored %+v: %v", restored, err)
 	}
@@ -209,7 +212,7 @@ func TestLineLongerThanAnyValidOne(t *testing.T) {
 	}
 	in := &endless{}
 	_, err := backup.NewReader(io.MultiReader(strings.NewReader("\n"), in), limits).Next()
-	var backupErr *store.BackupError
+	var backupErr *restore.BackupError
 	if !errors.As(err, &backupErr) || backupErr.Line != 2 || backupErr.Detail != fmt.Sprintf("the line is longer than the limit of %d bytes", limits.MaxLine()) {
 		t.Fatalf("an endless line: %v", err)
 	}

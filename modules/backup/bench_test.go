@@ -8,10 +8,13 @@ import (
 	"math"
 	"testing"
 
+	"go.uber.org/zap"
+
 	"github.com/eventstore-service/eventstore/modules/backup"
 	"github.com/eventstore-service/eventstore/modules/event"
 	"github.com/eventstore-service/eventstore/modules/jsonscan"
 	"github.com/eventstore-service/eventstore/modules/store"
+	"github.com/eventstore-service/eventstore/modules/store/restore"
 	"github.com/eventstore-service/eventstore/modules/store/storetest"
 )
 
@@ -50,13 +53,13 @@ func benchRestore(b *testing.B, ahead bool) {
 	b.ResetTimer()
 	for range b.N {
 		b.StopTimer()
-		target := storetest.Open(b, b.TempDir(), nil)
+		target := storetest.Start(b, storetest.PebbleAt(b.TempDir(), nil))
 		b.StartTimer()
-		var src store.RestoreSource = backup.NewReader(bytes.NewReader(file), backup.Limits{MaxEventSize: 1 << 20, MaxSchemaSize: 1 << 20})
+		var src restore.Source = backup.NewReader(bytes.NewReader(file), backup.Limits{MaxEventSize: 1 << 20, MaxSchemaSize: 1 << 20})
 		if ahead {
 			src = backup.ReadAhead(src.(*backup.Reader))
 		}
-		if _, err := target.Restore(context.Background(), src, store.RestoreHooks{}); err != nil {
+		if _, err := restore.Into(context.Background(), target, src, restore.Hooks{}, zap.NewNop()); err != nil {
 			b.Fatal(err)
 		}
 		b.StopTimer()
@@ -69,7 +72,7 @@ func benchRestore(b *testing.B, ahead bool) {
 // backupFile returns a backup of n events of a few hundred bytes on a
 // thousand subjects.
 func backupFile(b *testing.B, n int) []byte {
-	source := storetest.Open(b, b.TempDir(), nil)
+	source := storetest.Start(b, storetest.PebbleAt(b.TempDir(), nil))
 	batch := make([]event.Candidate, 1000)
 	for written := 0; written < n; written += len(batch) {
 		for i := range batch {

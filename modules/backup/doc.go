@@ -1,4 +1,4 @@
-// Package backup writes and reads the backup format of api.md §4.13: one
+// Package backup writes and reads the backup format of docs/api.md §4.13: one
 // NDJSON line per event (its members in the backup's order, data as the
 // canonical bytes it was hashed over, the hash beside the event), then one
 // line per schema. Tools of the EventSourcingDB ecosystem read these lines,
@@ -7,5 +7,5 @@
 // A Reader proves every line as it reads it: ids contiguous from 0, each
 // predecessorhash the hash before it, the hash recomputed from the line,
 // times strictly increasing, and the validation rules of write-events. It
-// yields the events as the store keeps them, ready for store.Restore.
+// yields the events as the store keeps them, ready for restore.Into (package store/restore).
 package backup

@@ -10,6 +10,7 @@ import (
 	"github.com/eventstore-service/eventstore/modules/event"
 	"github.com/eventstore-service/eventstore/modules/jsonscan"
 	"github.com/eventstore-service/eventstore/modules/store"
+	"github.com/eventstore-service/eventstore/modules/store/restore"
 )
 
 // Limits bound what the lines of a backup may hold, as the service bounds
@@ -38,7 +39,7 @@ func (l Limits) MaxLine() int {
 }
 
 // Reader reads and proves the lines of a backup; it is a
-// store.RestoreSource. A bad line ends it with a *store.BackupError that
+// restore.Source. A bad line ends it with a *restore.BackupError that
 // names the line; so does a line longer than any valid one, as soon as it
 // is, without reading more of it.
 type Reader struct {
@@ -65,22 +66,22 @@ func NewReader(in io.Reader, limits Limits) *Reader {
 
 // Next returns the next line's event or schema, io.EOF after the last. An
 // event's record is valid until the next call.
-func (r *Reader) Next() (store.RestoreItem, error) {
+func (r *Reader) Next() (restore.Item, error) {
 	for {
 		line, err := r.readLine()
 		if err != nil {
-			return store.RestoreItem{}, err
+			return restore.Item{}, err
 		}
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
 		item, err := r.parse(line)
 		if err != nil {
-			var backupErr *store.BackupError
+			var backupErr *restore.BackupError
 			if !errors.As(err, &backupErr) {
-				err = &store.BackupError{Line: r.line, Detail: err.Error()}
+				err = &restore.BackupError{Line: r.line, Detail: err.Error()}
 			}
-			return store.RestoreItem{}, err
+			return restore.Item{}, err
 		}
 		item.Line = r.line
 		return item, nil
@@ -95,7 +96,7 @@ func (r *Reader) readLine() ([]byte, error) {
 		part, err := r.in.ReadSlice('\n')
 		if r.maxLine > 0 && len(r.buf)+len(part) > r.maxLine {
 			r.line++
-			return nil, &store.BackupError{Line: r.line, Detail: fmt.Sprintf("the line is longer than the limit of %d bytes", r.maxLine)}
+			return nil, &restore.BackupError{Line: r.line, Detail: fmt.Sprintf("the line is longer than the limit of %d bytes", r.maxLine)}
 		}
 		r.buf = append(r.buf, part...)
 		switch {
@@ -108,7 +109,7 @@ func (r *Reader) readLine() ([]byte, error) {
 			return nil, io.EOF
 		case err == io.EOF:
 			r.line++
-			return nil, &store.BackupError{Line: r.line, Detail: "the line is cut off (no newline at the end of the backup)"}
+			return nil, &restore.BackupError{Line: r.line, Detail: "the line is cut off (no newline at the end of the backup)"}
 		default:
 			return nil, fmt.Errorf("read the backup: %w", err)
 		}
@@ -117,7 +118,7 @@ func (r *Reader) readLine() ([]byte, error) {
 
 // parse reads one line: its type and payload. An event's payload after its
 // type (the order backups are written in) is proved in the same pass.
-func (r *Reader) parse(line []byte) (store.RestoreItem, error) {
+func (r *Reader) parse(line []byte) (restore.Item, error) {
 	var (
 		lineType = r.lineType[:0]
 		payload  []byte
@@ -147,35 +148,35 @@ func (r *Reader) parse(line []byte) (store.RestoreItem, error) {
 	})
 	r.lineType = lineType
 	if err == errStop {
-		return store.RestoreItem{}, eventErr
+		return restore.Item{}, eventErr
 	}
 	if err == nil {
 		err = r.sc.End()
 	}
 	if err != nil {
-		return store.RestoreItem{}, fmt.Errorf("malformed line: %w", err)
+		return restore.Item{}, fmt.Errorf("malformed line: %w", err)
 	}
 	switch string(lineType) {
 	case "event":
 		if r.schemas {
-			return store.RestoreItem{}, errors.New("an event after the schemas")
+			return restore.Item{}, errors.New("an event after the schemas")
 		}
 		if f == nil { // the payload came before the type
 			r.sc.Reset(payload)
 			if f, err = r.fields(); err != nil {
-				return store.RestoreItem{}, err
+				return restore.Item{}, err
 			}
 		}
 		w, err := r.event(f)
-		return store.RestoreItem{Event: w}, err
+		return restore.Item{Event: w}, err
 	case "schema":
 		r.schemas = true
 		sw, err := r.schema(payload)
-		return store.RestoreItem{Schema: sw}, err
+		return restore.Item{Schema: sw}, err
 	case "error":
-		return store.RestoreItem{}, fmt.Errorf("an error line: the backup ended with an error: %s", payload)
+		return restore.Item{}, fmt.Errorf("an error line: the backup ended with an error: %s", payload)
 	}
-	return store.RestoreItem{}, fmt.Errorf("unknown line type %q", lineType)
+	return restore.Item{}, fmt.Errorf("unknown line type %q", lineType)
 }
 
 // errStop ends the scan of a line whose event payload failed; the failure

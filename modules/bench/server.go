@@ -21,12 +21,6 @@ type Server struct {
 	Target Target
 }
 
-// StartServer runs binary with a temporary data directory on a free port
-// and waits until it is running. extra flags are appended.
-func StartServer(binary, token string, extra ...string) (*Server, error) {
-	return StartServers(binary, token, 1, "", extra...)
-}
-
 // StartServers runs nodes servers of binary, each on a free port, one after
 // the other (the first creates the database schema), and waits until each
 // is running: with a temporary data directory when postgresURL is "", else

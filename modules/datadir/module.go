@@ -23,6 +23,7 @@ var Module = fx.Module("datadir",
 		fx.Annotate(announce, fx.ResultTags(`group:"announcements"`)),
 		fx.Annotate(func(d *Dir) lifecycle.Cleanup { return d.RemoveTemporary }, fx.ResultTags(`group:"cleanups"`)),
 	),
+	lifecycle.Requires[*Dir](),
 )
 
 func announce(d *Dir) lifecycle.Announcement {

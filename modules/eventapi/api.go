@@ -219,15 +219,39 @@ func (a *API) ReadError(err error) *httpkit.Error {
 }
 
 // StoreError translates an error of the store into the response the API
-// gives for it.
-func StoreError(err error) *httpkit.Error {
-	apiErr, _ := storeError(err)
+// gives for it, as every handler of a store operation does: the detail of
+// a failure the client cannot act on goes to the log, never into the
+// response (logStoreError).
+func (a *API) StoreError(err error) *httpkit.Error {
+	apiErr, _ := a.storeError(err)
 	return apiErr
 }
 
-// storeError translates an error of the store into the response the API
-// gives for it, and the outcome label of write metrics.
-func storeError(err error) (*httpkit.Error, string) {
+// storeError is StoreError with the outcome label of write metrics.
+func (a *API) storeError(err error) (*httpkit.Error, string) {
+	apiErr, result := translateStoreError(err)
+	a.logStoreError(err, apiErr)
+	return apiErr, result
+}
+
+// logStoreError logs err when its answer apiErr leaves out what went wrong
+// and nothing else logs it: an unexpected failure (500 without detail) and
+// a precondition whose query failed to read the store. A storage failure
+// (500 "internal error: storage failure") the store logs itself, once.
+func (a *API) logStoreError(err error, apiErr *httpkit.Error) {
+	var qe *eventql.Error
+	switch {
+	case apiErr == httpkit.ErrUnexpected:
+		a.log.Error("store operation failed", zap.Error(err))
+	case errors.As(err, &qe) && qe.Err != nil:
+		a.log.Error("precondition query failed to read", zap.Error(qe.Err))
+	}
+}
+
+// translateStoreError translates an error of the store into the response
+// the API gives for it, and the outcome label of write metrics. Its texts
+// never carry the text of an unexpected error.
+func translateStoreError(err error) (*httpkit.Error, string) {
 	var (
 		apiErr    *httpkit.Error
 		invalid   *store.InvalidPreconditionError
@@ -268,5 +292,5 @@ func storeError(err error) (*httpkit.Error, string) {
 	case errors.Is(err, store.ErrStorageFailure):
 		return httpkit.Errorf(http.StatusInternalServerError, "internal error: storage failure"), resultStorageError
 	}
-	return httpkit.Errorf(http.StatusInternalServerError, "internal error: %v", err), resultStorageError
+	return httpkit.ErrUnexpected, resultStorageError
 }

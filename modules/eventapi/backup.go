@@ -11,6 +11,7 @@ import (
 	"github.com/eventstore-service/eventstore/modules/httpkit"
 	"github.com/eventstore-service/eventstore/modules/jsonscan"
 	"github.com/eventstore-service/eventstore/modules/store"
+	"github.com/eventstore-service/eventstore/modules/store/restore"
 )
 
 // Paths of the backup and restore endpoints.
@@ -121,9 +122,9 @@ func (a *API) restoreBackup(w http.ResponseWriter, r *http.Request) {
 	defer src.Close()
 	// A failed read of the body cancels the request's context, which would
 	// hide why: the body's own errors end the restore (a client gone too).
-	restored, err := a.store.Restore(context.WithoutCancel(r.Context()), src, store.RestoreHooks{Begin: begin})
+	restored, err := restore.Into(context.WithoutCancel(r.Context()), a.store, src, restore.Hooks{Begin: begin}, a.log)
 	var (
-		backupErr *store.BackupError
+		backupErr *restore.BackupError
 		apiErr    *httpkit.Error
 	)
 	switch {
@@ -136,11 +137,11 @@ func (a *API) restoreBackup(w http.ResponseWriter, r *http.Request) {
 	case errors.As(err, &apiErr): // the body's time limits, the stop phase, another restore
 		httpkit.RefuseBody(w, r, apiErr)
 	case r.Context().Err() != nil: // the client is gone
-	case errors.Is(err, store.ErrNotEmpty):
+	case errors.Is(err, restore.ErrNotEmpty):
 		httpkit.RefuseBody(w, r, httpkit.Errorf(http.StatusConflict, "state conflict: the store is not empty"))
 	case errors.As(err, &backupErr):
 		httpkit.RefuseBody(w, r, httpkit.Errorf(http.StatusBadRequest, "invalid backup: %s", backupErr.Error()))
 	default:
-		httpkit.RefuseBody(w, r, StoreError(err))
+		httpkit.RefuseBody(w, r, a.StoreError(err))
 	}
 }

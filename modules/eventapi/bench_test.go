@@ -16,7 +16,7 @@ import (
 
 func benchAPI(b *testing.B) *API {
 	b.Helper()
-	s := storetest.Open(b, b.TempDir(), nil)
+	s := storetest.Start(b, storetest.PebbleAt(b.TempDir(), nil))
 	b.Cleanup(func() { storetest.Close(b, s) })
 	m, _ := NewMetrics(prometheus.NewRegistry())
 	return New(s, event.NewEmitter(nil), envelope.NewBuilder(), m, zap.NewNop(), Options{MaxEventSize: 1 << 20})

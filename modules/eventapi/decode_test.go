@@ -4,9 +4,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http/httptest"
 	"strings"
 	"syscall"
 	"testing"
+
+	"go.uber.org/zap"
+	zapobserver "go.uber.org/zap/zaptest/observer"
 
 	"github.com/eventstore-service/eventstore/modules/event"
 	"github.com/eventstore-service/eventstore/modules/eventql"
@@ -224,25 +228,51 @@ func TestStoreErrorMapping(t *testing.T) {
 		{store.ErrClosed, 503, "service unavailable: shutting down", resultUnavailable},
 		{&store.FailureError{Full: true, Err: fmt.Errorf("pebble: fatal commit error: %w", syscall.ENOSPC)}, 507, "insufficient storage: no space left on device", resultStorageError},
 		{&store.FailureError{Err: errors.New("injected sync failure")}, 500, "internal error: storage failure", resultStorageError},
+		{fmt.Errorf("read schema: %w", errors.New("open /data/000042.sst: input/output error")), 500, "internal error: unexpected failure", resultStorageError},
 	}
 	for _, tc := range cases {
-		apiErr, result := storeError(tc.err)
+		apiErr, result := translateStoreError(tc.err)
 		if apiErr.Status != tc.status || apiErr.Message != tc.body || result != tc.result {
-			t.Errorf("storeError(%v) = %d %q %s, want %d %q %s", tc.err, apiErr.Status, apiErr.Message, result, tc.status, tc.body, tc.result)
+			t.Errorf("translateStoreError(%v) = %d %q %s, want %d %q %s", tc.err, apiErr.Status, apiErr.Message, result, tc.status, tc.body, tc.result)
 		}
 	}
 }
 
-// sliceRecords is a RecordIterator over fixed records.
-type sliceRecords struct {
-	records []event.Record
-	pos     int
-	err     error
+// TestStoreErrorLogsWhatItDoesNotTell: the text of an unexpected failure,
+// and of a failed read inside a precondition's query, never reaches the
+// answer (it may name files, hosts or internals); the log has it, once.
+func TestStoreErrorLogsWhatItDoesNotTell(t *testing.T) {
+	const secret = "open /data/000042.sst: input/output error"
+	cases := []struct {
+		name   string
+		err    error
+		status int
+		body   string
+	}{
+		{"unexpected", fmt.Errorf("read schema: %w", errors.New(secret)), 500, "internal error: unexpected failure"},
+		{"precondition read", &store.InvalidPreconditionError{Err: &eventql.InvalidError{
+			Msg: "query failed: internal error: storage read failed",
+			Err: &eventql.Error{Msg: "internal error: storage read failed", Err: errors.New(secret)},
+		}}, 400, "invalid precondition: query failed: internal error: storage read failed"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			core, logs := zapobserver.New(zap.DebugLevel)
+			a := &API{log: zap.New(core)}
+			rec := httptest.NewRecorder()
+			httpkit.WriteError(rec, a.StoreError(tc.err))
+			if rec.Code != tc.status || rec.Body.String() != tc.body+"\n" || strings.Contains(rec.Body.String(), "000042") {
+				t.Fatalf("answer %d %q, want %d %q", rec.Code, rec.Body.String(), tc.status, tc.body+"\n")
+			}
+			entries := logs.All()
+			if len(entries) != 1 || entries[0].Level != zap.ErrorLevel || !strings.Contains(fmt.Sprint(entries[0].ContextMap()["error"]), secret) {
+				t.Fatalf("log %+v, want one ERROR entry with the error %q", entries, secret)
+			}
+		})
+	}
+	core, logs := zapobserver.New(zap.DebugLevel)
+	a := &API{log: zap.New(core)}
+	if apiErr := a.StoreError(store.ErrPreconditionFailed); apiErr.Status != 409 || logs.Len() != 0 {
+		t.Fatalf("a failed precondition: %d, %d log entries, want 409 and none", apiErr.Status, logs.Len())
+	}
 }
-
-func (s *sliceRecords) Next() bool {
-	s.pos++
-	return s.pos <= len(s.records)
-}
-func (s *sliceRecords) Record() event.Record { return s.records[s.pos-1] }
-func (s *sliceRecords) Close() error         { return s.err }

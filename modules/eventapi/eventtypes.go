@@ -26,7 +26,7 @@ type registerBody struct {
 }
 
 // DecodeRegistration checks a register-event-schema body in the order of
-// api.md §4.9 (event type, then the schema's own rules) and compiles the
+// docs/api.md §4.9 (event type, then the schema's own rules) and compiles the
 // schema.
 func DecodeRegistration(body []byte) (string, *schema.Schema, error) {
 	var req registerBody
@@ -64,8 +64,7 @@ func (a *API) registerEventSchema(w http.ResponseWriter, r *http.Request) {
 		if r.Context().Err() != nil {
 			return
 		}
-		apiErr, _ := storeError(err)
-		httpkit.WriteError(w, apiErr)
+		httpkit.WriteError(w, a.StoreError(err))
 		return
 	}
 	httpkit.WriteJSON(w, a.events.New(RegisterEventSchemaPath, envelope.TypeEventSchemaRegistered, struct {

@@ -33,7 +33,7 @@ func (a *API) writeEvents(w http.ResponseWriter, r *http.Request) {
 		if r.Context().Err() != nil {
 			return // the client left before the write was queued: nothing was written
 		}
-		apiErr, result := storeError(err)
+		apiErr, result := a.storeError(err)
 		a.metrics.writeRequests.WithLabelValues(result).Inc()
 		httpkit.WriteError(w, apiErr)
 		return

@@ -22,22 +22,38 @@ var Module = fx.Module("eventapi",
 		func(cfg config.Config) *event.Emitter { return event.NewEmitter(cfg.SigningKey) },
 		NewMetrics,
 		func(cfg config.Config) *eventql.MemoryPool { return queryPool(cfg.MemoryLimit) },
-		func(s *store.Store, e *event.Emitter, b *envelope.Builder, m *Metrics, log *zap.Logger, cfg config.Config, state *lifecycle.State, pool *eventql.MemoryPool) *API {
-			return New(s, e, b, m, log.Named("eventapi"), Options{
-				MaxEventSize:   cfg.MaxEventSize,
-				MaxRequestSize: cfg.MaxRequestSize,
-				Stopping:       state.Stopping(),
-				EventQL: QueryLimits{MemoryLimit: cfg.EventQLMemoryLimit, PreconditionTimeout: cfg.EventQLPreconditionTimeout,
-					QueryTimeout: cfg.EventQLQueryTimeout, Pool: pool},
-				MaxStreams: cfg.MaxStreams,
-				Restores:   state,
-				MaxQueries: cfg.MaxQueries,
-			})
-		},
+		newAPI,
 		httpserver.AsRoutes(func(a *API) []httpkit.Route { return a.Routes() }),
 	),
 	fx.Invoke(registerPoolGauge),
 )
+
+// apiParams are what the API is built from.
+type apiParams struct {
+	fx.In
+	Store   *store.Store
+	Emitter *event.Emitter
+	Events  *envelope.Builder // of management events
+	Metrics *Metrics
+	Log     *zap.Logger
+	Config  config.Config
+	State   *lifecycle.State    // the stop phase and the restores
+	Pool    *eventql.MemoryPool // nil without a memory limit
+}
+
+func newAPI(p apiParams) *API {
+	cfg := p.Config
+	return New(p.Store, p.Emitter, p.Events, p.Metrics, p.Log.Named("eventapi"), Options{
+		MaxEventSize:   cfg.MaxEventSize,
+		MaxRequestSize: cfg.MaxRequestSize,
+		Stopping:       p.State.Stopping(),
+		EventQL: QueryLimits{MemoryLimit: cfg.EventQLMemoryLimit, PreconditionTimeout: cfg.EventQLPreconditionTimeout,
+			QueryTimeout: cfg.EventQLQueryTimeout, Pool: p.Pool},
+		MaxStreams: cfg.MaxStreams,
+		Restores:   p.State,
+		MaxQueries: cfg.MaxQueries,
+	})
+}
 
 // registerPoolGauge shows how much of the shared query memory is taken.
 func registerPoolGauge(reg prometheus.Registerer, pool *eventql.MemoryPool) error {

@@ -6,8 +6,6 @@ import (
 	"net/http"
 	"time"
 
-	"go.uber.org/zap"
-
 	"github.com/eventstore-service/eventstore/modules/eventql"
 	"github.com/eventstore-service/eventstore/modules/eventql/storedb"
 	"github.com/eventstore-service/eventstore/modules/httpkit"
@@ -94,15 +92,14 @@ func (a *API) streamQuery(w http.ResponseWriter, r *http.Request, program *event
 		return queryError
 	case ended != nil, runErr == nil:
 		return queryOK // ended != nil: the client is gone or too slow
-	case errors.As(runErr, &qe):
+	case errors.As(runErr, &qe) && qe.Err == nil: // the query's own runtime error
 		stream.Error("query failed: " + qe.Error())
 	case r.Context().Err() != nil:
 		return queryOK // the client left; nothing more can be said to it
 	case errors.Is(runErr, store.ErrUnavailable):
 		stream.Error(errUnreachable.Message)
-	default:
-		a.log.Error("query failed", zap.Error(runErr))
-		stream.Error("query failed: internal error: " + runErr.Error())
+	default: // reading the store failed: the detail goes to the log only
+		stream.Error("query failed: " + a.ReadError(runErr).Message)
 	}
 	return queryError
 }

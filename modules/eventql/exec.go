@@ -52,6 +52,10 @@ type Options struct {
 	// TimeLimit bounds the run when positive; exceeding it is the runtime
 	// error "time limit of <d> exceeded".
 	TimeLimit time.Duration
+	// Since, unless zero, is when TimeLimit began to count: a run that
+	// continues a decision begun earlier (a precondition evaluated again)
+	// has only what is left of it.
+	Since time.Time
 	// Pace, unless nil, is called every 1,000 rows; it may wait, to leave
 	// the processors to others.
 	Pace func()
@@ -75,8 +79,15 @@ func (p *Program) Run(ctx context.Context, db Database, opts Options, emit func(
 		now = time.Now()
 	}
 	if opts.TimeLimit > 0 {
+		left := opts.TimeLimit
+		if !opts.Since.IsZero() {
+			left -= time.Since(opts.Since)
+		}
+		if left <= 0 {
+			return Stats{}, timeLimitError(opts)
+		}
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeoutCause(ctx, opts.TimeLimit, errTimeLimit)
+		ctx, cancel = context.WithTimeoutCause(ctx, left, errTimeLimit)
 		defer cancel()
 	}
 	ex := &execution{ctx: ctx, db: db, now: now.UTC(), limit: opts.MemoryLimit, pool: opts.Pool, pace: opts.Pace,
@@ -86,9 +97,13 @@ func (p *Program) Run(ctx context.Context, db Database, opts Options, emit func(
 		ex.pool.give(ex.used) // all of it goes with the run
 	}
 	if err != nil && errors.Is(context.Cause(ctx), errTimeLimit) {
-		err = &Error{Msg: "time limit of " + opts.TimeLimit.String() + " exceeded"}
+		err = timeLimitError(opts)
 	}
 	return Stats{EventsLoaded: ex.loaded, MemoryPeak: ex.peak}, err
+}
+
+func timeLimitError(opts Options) error {
+	return &Error{Msg: "time limit of " + opts.TimeLimit.String() + " exceeded"}
 }
 
 // errTimeLimit is the cause of a run's end at Options.TimeLimit.
@@ -98,7 +113,7 @@ var errTimeLimit = errors.New("time limit exceeded")
 var errSecondRow = errors.New("second row")
 
 // Holds evaluates the program as an isEventQlQueryTrue precondition
-// (eventql.md §13): it holds when the query yields exactly one row, true.
+// (docs/eventql.md §13): it holds when the query yields exactly one row, true.
 // False, null, no row and several rows do not hold. A single row of
 // another type and runtime errors make the precondition invalid: the error
 // then reads as the text that follows "invalid precondition: ". An end of
@@ -119,7 +134,7 @@ func (p *Program) Holds(ctx context.Context, db Database, opts Options) (bool, e
 	case err == errSecondRow:
 		return false, nil
 	case errors.As(err, &qe):
-		return false, &InvalidError{Msg: "query failed: " + qe.Error()}
+		return false, &InvalidError{Msg: "query failed: " + qe.Error(), Err: qe}
 	case err != nil:
 		return false, err
 	case rows == 1 && first.kind != KindBool && first.kind != KindNull:
@@ -132,9 +147,14 @@ func (p *Program) Holds(ctx context.Context, db Database, opts Options) (bool, e
 // that is not a BOOLEAN.
 type InvalidError struct {
 	Msg string
+	// Err is the *Error of a query that failed, nil otherwise.
+	Err error
 }
 
 func (e *InvalidError) Error() string { return e.Msg }
+
+// Unwrap returns the *Error of a query that failed.
+func (e *InvalidError) Unwrap() error { return e.Err }
 
 // execution is the state of one run.
 type execution struct {
@@ -290,12 +310,16 @@ func (ex *execution) materialize(f *From) ([]Value, error) {
 	return out, nil
 }
 
+// storageErr turns a failure of the Database into the *Error that ends the
+// run: its message says that reading failed and keeps the failure's own
+// text, which may name files, hosts or internals, out of it (Err keeps
+// the failure).
 func storageErr(err error) error {
 	var qe *Error
 	if errors.As(err, &qe) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
-	return &Error{Msg: "internal error: " + err.Error()}
+	return &Error{Msg: "internal error: storage read failed", Err: err}
 }
 
 // loop binds the aliases from slot i on as nested loops.

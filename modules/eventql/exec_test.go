@@ -172,6 +172,39 @@ func (db slowDB) Events(ctx context.Context, sel eventql.Selection, fn func(r ev
 	})
 }
 
+// failingDB fails every read of events with err.
+type failingDB struct {
+	*eventqltest.MemDB
+	err error
+}
+
+func (db failingDB) Events(context.Context, eventql.Selection, func(event.Record) bool) error {
+	return db.err
+}
+
+// TestDatabaseFailureKeepsItsTextOutOfTheMessage: a failed read of the
+// database ends a query and a precondition with a message that says only
+// that reading failed; the failure itself, which may name files or hosts,
+// stays reachable through the error chain for the log.
+func TestDatabaseFailureKeepsItsTextOutOfTheMessage(t *testing.T) {
+	cause := errors.New("open /var/lib/eventstore/000042.sst: input/output error")
+	db := failingDB{MemDB: libraryDB(t), err: cause}
+	prog, err := eventql.Compile(`FROM e IN events PROJECT INTO true`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = prog.Run(t.Context(), db, eventql.Options{}, func(eventql.Value) error { return nil })
+	var qe *eventql.Error
+	if !errors.As(err, &qe) || qe.Error() != "internal error: storage read failed" || qe.Err != cause {
+		t.Fatalf("Run: %v, want the internal error caused by %v", err, cause)
+	}
+	_, err = prog.Holds(t.Context(), db, eventql.Options{})
+	var inv *eventql.InvalidError
+	if !errors.As(err, &inv) || err.Error() != "query failed: internal error: storage read failed" || !errors.Is(err, cause) {
+		t.Fatalf("Holds: %v, want the invalid precondition caused by %v", err, cause)
+	}
+}
+
 func TestTimeLimit(t *testing.T) {
 	db := slowDB{MemDB: libraryDB(t), delay: 5 * time.Millisecond}
 	prog, err := eventql.Compile(`FROM a IN events FROM b IN events PROJECT INTO COUNT() == 0`)

@@ -25,6 +25,10 @@ type Error struct {
 	Msg string
 	// Static tells a static error (found before evaluation) from a runtime one.
 	Static bool
+	// Err, when set, is the failure of the Database that ended the run; Msg
+	// then says only that reading failed, without Err's text, which is for
+	// the log, not for the client.
+	Err error
 }
 
 // Error writes "<line>:<column>: <message>", or the message alone.
@@ -34,6 +38,9 @@ func (e *Error) Error() string {
 	}
 	return e.Pos.String() + ": " + e.Msg
 }
+
+// Unwrap returns the failure of the Database, if that ended the run.
+func (e *Error) Unwrap() error { return e.Err }
 
 func staticErr(pos Pos, format string, args ...any) *Error {
 	return &Error{Pos: pos, Msg: fmt.Sprintf(format, args...), Static: true}

@@ -28,6 +28,7 @@ var Module = fx.Module("httpserver",
 		),
 		fx.Annotate(announce, fx.ResultTags(`group:"announcements"`)),
 	),
+	lifecycle.Requires[*Server](),
 )
 
 // AsRoutes annotates a constructor of []httpkit.Route so that its routes

@@ -14,9 +14,10 @@ import (
 const StartTimeout = 5 * time.Minute
 
 // Module provides the State, the Runner and the ping route, and registers the
-// state transitions. List it last among the modules: its hooks must start
-// after, and stop before, all others (the announcements it consumes pull the
-// listeners in before it, too).
+// state transitions. Its hooks start after, and stop before, those of every
+// component that a module declares with Requires, wherever the modules are
+// listed: the hooks depend on those components, and fx starts a component's
+// dependencies first and stops them last.
 var Module = fx.Module("lifecycle",
 	fx.Provide(
 		NewState,
@@ -24,7 +25,6 @@ var Module = fx.Module("lifecycle",
 		fx.Annotate(NewPingRoute, fx.ResultTags(`group:"routes"`)),
 		fx.Annotate(announceBuild, fx.ResultTags(`group:"announcements"`)),
 		fx.Annotate(newHooks,
-			fx.ParamTags(``, ``, ``, `group:"announcements"`),
 			fx.OnStart(func(ctx context.Context, h *Hooks) error { return h.Start(ctx) }),
 			fx.OnStop(func(ctx context.Context, h *Hooks) error { return h.Stop(ctx) }),
 		),
@@ -32,8 +32,28 @@ var Module = fx.Module("lifecycle",
 	fx.Invoke(func(*Hooks) {}),
 )
 
-func newHooks(log *zap.Logger, state *State, cfg config.Config, announcements []Announcement) *Hooks {
-	return NewHooks(log.Named("lifecycle"), state, cfg.ShutdownDrainPeriod, announcements)
+// Requires declares T, a component with start and stop hooks of its own, a
+// dependency of the lifecycle's hooks: T has started before the service
+// enters Running, and stops only after the drain period. A module lists it
+// beside the constructor of T.
+func Requires[T any]() fx.Option {
+	return fx.Provide(fx.Annotate(func(T) required { return required{} }, fx.ResultTags(`group:"lifecycle.required"`)))
+}
+
+// required stands for a component that the lifecycle's hooks require.
+type required struct{}
+
+type hooksParams struct {
+	fx.In
+	Log           *zap.Logger
+	State         *State
+	Config        config.Config
+	Announcements []Announcement `group:"announcements"`
+	Required      []required     `group:"lifecycle.required"` // built, hooks and all, before the Hooks
+}
+
+func newHooks(p hooksParams) *Hooks {
+	return NewHooks(p.Log.Named("lifecycle"), p.State, p.Config.ShutdownDrainPeriod, p.Announcements)
 }
 
 type runnerParams struct {

@@ -16,14 +16,15 @@ const ReadOnlyPath = "/api/v1/put-into-read-only-mode"
 // refuses writes and registrations from the answer on (those queued before
 // are committed first), until a restart without --read-only. It answers
 // the read-only-mode-entered management event, also when already read-only.
-func NewReadOnlyRoute(s *store.Store, events *envelope.Builder) httpkit.Route {
+// A failure is answered as api answers those of the event endpoints.
+func NewReadOnlyRoute(s *store.Store, api *eventapi.API, events *envelope.Builder) httpkit.Route {
 	answer := events.Handler(ReadOnlyPath, envelope.TypeReadOnlyModeEntered, nil)
 	return httpkit.Route{Method: http.MethodPost, Path: ReadOnlyPath, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := s.EnterReadOnly(r.Context()); err != nil {
 			if r.Context().Err() != nil {
 				return
 			}
-			httpkit.WriteError(w, eventapi.StoreError(err))
+			httpkit.WriteError(w, api.StoreError(err))
 			return
 		}
 		answer.ServeHTTP(w, r)

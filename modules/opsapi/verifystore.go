@@ -12,6 +12,7 @@ import (
 	"github.com/eventstore-service/eventstore/modules/eventapi"
 	"github.com/eventstore-service/eventstore/modules/httpkit"
 	"github.com/eventstore-service/eventstore/modules/store"
+	"github.com/eventstore-service/eventstore/modules/store/verify"
 )
 
 // VerifyStorePath is the path of the online verification.
@@ -64,7 +65,7 @@ func NewVerifyStoreRoute(s *store.Store, api *eventapi.API, log *zap.Logger) htt
 // problem found is a verification; only reading failing is an error.
 func verifyStore(ctx context.Context, s *store.Store, log *zap.Logger) (verification, error) {
 	start := time.Now()
-	head, n, err := s.Verify(ctx, nil)
+	head, n, err := verify.Online(ctx, s, nil)
 	took := zap.Duration("took", time.Since(start))
 	var corrupt *store.CorruptionError
 	switch {

@@ -21,7 +21,7 @@ import (
 // verification line of exactly these keys after a valid body, 400 before
 // any line for another.
 func TestVerifyStoreRoute(t *testing.T) {
-	s := storetest.Open(t, t.TempDir(), nil)
+	s := storetest.Start(t, storetest.PebbleAt(t.TempDir(), nil))
 	defer storetest.Close(t, s)
 	records, err := s.Write(context.Background(), []event.Candidate{
 		{Source: "https://x", Subject: "/a", Type: "io.example.x", Data: []byte(`{}`)},

@@ -20,10 +20,10 @@ const (
 // within a process memory limit in bytes (0: no limit). The cache is
 // exactly the memtables' room, which Pebble counts against it, so no block
 // is cached: reads come from the kernel's page cache. A block cache beside
-// them was measured and not taken (docs/performance.md, "The block cache"):
-// it made re-reads of a working set that fits it 1.5–3× faster, but
-// whole-store scans a third slower, and queries whose working set did not
-// fit it slower too.
+// them was measured and not taken (docs/performance.md, "The block cache",
+// has the figures): it made re-reads of a working set that fits it faster,
+// but whole-store scans slower, and queries whose working set did not fit
+// it slower too, for memory taken from the rest of the process.
 func PebbleMemory(limit int64) (cache, memtable int64) {
 	memtable = defaultMemtable
 	if limit > 0 {
@@ -41,8 +41,9 @@ func PebbleOffHeap(limit int64) int64 {
 }
 
 // latestEntryBytes is what the store's latest-id cache is taken to hold per
-// subject: ~120 bytes of LRU entry and map slot (146 measured with
-// 24-byte subjects) and the subject.
+// subject: its LRU entry and map slot and the subject itself, rounded up
+// generously so that long subjects fit it too (docs/performance.md counts
+// the cache with the same figure).
 const latestEntryBytes = 256
 
 // StoreMemory returns the bounds of the store's caches within a process

@@ -18,7 +18,8 @@ import (
 // Module returns the storage of cfg's backend: the Store on Pebble in the
 // data directory (opened after the directory, closed before it), or on the
 // PostgreSQL database shared with other nodes; with its metrics, health
-// checks, the service id and the start announcement.
+// checks, the service id and the start announcement. cfg only picks the
+// backend's providers; everything else reads the supplied config.Config.
 func Module(cfg config.Config) fx.Option {
 	backend := pebbleBackend
 	if cfg.StorageBackend == config.BackendPostgres {
@@ -28,30 +29,40 @@ func Module(cfg config.Config) fx.Option {
 		backend,
 		fx.Provide(
 			NewMetrics,
-			fx.Annotate(
-				func(open store.Opener, log *zap.Logger, m *Metrics) *store.Store {
-					mem := StoreMemory(cfg.MemoryLimit)
-					mem.MaxSchemas = cfg.MaxEventSchemas
-					return store.New(open, log.Named("store"), m, mem)
-				},
-				fx.OnStart(func(ctx context.Context, s *store.Store) error {
-					if err := s.Start(ctx); err != nil {
-						return err
-					}
-					if cfg.ReadOnly {
-						return s.EnterReadOnly(ctx)
-					}
-					return nil
-				}),
+			fx.Annotate(newStore,
+				fx.OnStart(startStore),
 				fx.OnStop(func(ctx context.Context, s *store.Store) error { return s.Close(ctx) }),
 			),
 			fx.Annotate(func(s *store.Store) []health.Check { return HealthChecks(s) }, fx.ResultTags(`group:"health.checks,flatten"`)),
-			fx.Annotate(func() lifecycle.Announcement {
-				return func() []zap.Field { return []zap.Field{zap.String("storageBackend", cfg.StorageBackend)} }
-			}, fx.ResultTags(`group:"announcements"`)),
+			fx.Annotate(announce, fx.ResultTags(`group:"announcements"`)),
 		),
 		fx.Invoke(func(reg prometheus.Registerer, s *store.Store) error { return RegisterGauges(reg, s) }),
+		lifecycle.Requires[*store.Store](),
 	)
+}
+
+// newStore returns the Store on the backend that open opens, within the
+// memory and schema limits of cfg.
+func newStore(open store.Opener, log *zap.Logger, m *Metrics, cfg config.Config) *store.Store {
+	mem := StoreMemory(cfg.MemoryLimit)
+	mem.MaxSchemas = cfg.MaxEventSchemas
+	return store.New(open, log.Named("store"), m, mem)
+}
+
+// startStore starts s, read-only from the start under --read-only.
+func startStore(ctx context.Context, s *store.Store, cfg config.Config) error {
+	if err := s.Start(ctx); err != nil {
+		return err
+	}
+	if cfg.ReadOnly {
+		return s.EnterReadOnly(ctx)
+	}
+	return nil
+}
+
+// announce names the storage backend in the start log.
+func announce(cfg config.Config) lifecycle.Announcement {
+	return func() []zap.Field { return []zap.Field{zap.String("storageBackend", cfg.StorageBackend)} }
 }
 
 // pebbleBackend opens Pebble in the data directory, whose service id the

@@ -3,8 +3,6 @@ package storage
 import (
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 
 	"go.uber.org/zap"
@@ -22,29 +20,24 @@ import (
 // with a *pebblestore.FormatError.
 func OpenBackend(dir *datadir.Dir, log *zap.Logger, opts pebblestore.Options) (*pebblestore.Backend, error) {
 	path := filepath.Join(dir.Path(), pebblestore.Dir)
-	opts.Format = dir.FormatVersion()
-	if opts.Format == 0 {
-		_, err := os.Stat(path)
-		switch {
-		case err == nil:
-			opts.Format = 1
-		case !errors.Is(err, fs.ErrNotExist):
-			return nil, fmt.Errorf("look for a store in the data directory: %w", err)
-		case opts.ReadOnly:
-			return nil, fmt.Errorf("no store in the data directory %s", dir.Path())
-		default:
-			if err := dir.SetFormatVersion(pebblestore.FormatVersion); err != nil {
-				return nil, err
-			}
-			opts.Format = pebblestore.FormatVersion
+	format, exists, err := pebblestore.DetectFormat(path, dir.FormatVersion())
+	switch {
+	case err != nil:
+		return nil, err
+	case !exists && opts.ReadOnly:
+		return nil, fmt.Errorf("no store in the data directory %s", dir.Path())
+	case !exists:
+		if err := dir.SetFormatVersion(int(pebblestore.FormatVersion)); err != nil {
+			return nil, err
 		}
 	}
+	opts.Format = format
 	b, err := pebblestore.Open(path, log, opts)
 	if err != nil {
 		return nil, err
 	}
-	if !opts.ReadOnly && dir.FormatVersion() != pebblestore.FormatVersion {
-		if err := dir.SetFormatVersion(pebblestore.FormatVersion); err != nil {
+	if !opts.ReadOnly && dir.FormatVersion() != int(pebblestore.FormatVersion) {
+		if err := dir.SetFormatVersion(int(pebblestore.FormatVersion)); err != nil {
 			return nil, errors.Join(err, b.Close())
 		}
 	}

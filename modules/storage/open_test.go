@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/eventstore-service/eventstore/modules/datadir"
 	"github.com/eventstore-service/eventstore/modules/store"
 	"github.com/eventstore-service/eventstore/modules/store/pebblestore"
+	"github.com/eventstore-service/eventstore/modules/store/verify"
 )
 
 // openDir opens the data directory at path and closes it when the test ends.
@@ -60,14 +62,16 @@ func openAndClose(t *testing.T, dir *datadir.Dir, opts pebblestore.Options) {
 func TestNewDirectoryRecordsTheFormatVersion(t *testing.T) {
 	path := t.TempDir()
 	openAndClose(t, openDir(t, path), pebblestore.Options{})
-	if got := formatFile(t, path); got != "1\n" {
+	if got := formatFile(t, path); got != "2\n" {
 		t.Fatalf("format-version of a new directory: %q", got)
 	}
 }
 
 // TestGoldenDirectory opens a copy of the golden directory of the first
-// release: read-only it opens as it is, and the first writable open records
-// format version 1; the store recovers, verifies and holds its 28 events.
+// release: read-only it opens as it is, and the first writable open
+// migrates it to format version 2 and records that; the store recovers,
+// verifies and holds its 28 events and its two schemas, in their
+// registration order.
 func TestGoldenDirectory(t *testing.T) {
 	path := golden(t)
 	dir := openDir(t, path)
@@ -83,11 +87,18 @@ func TestGoldenDirectory(t *testing.T) {
 	if err := s.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if got := formatFile(t, path); got != "1\n" || dir.FormatVersion() != 1 {
+	if got := formatFile(t, path); got != "2\n" || dir.FormatVersion() != 2 {
 		t.Fatalf("format version after the first open: file %q, %d", got, dir.FormatVersion())
 	}
 	if s.Durable() != 28 {
 		t.Fatalf("golden store has %d events, want 28", s.Durable())
+	}
+	var types []string
+	for _, sw := range s.View().Schemas() {
+		types = append(types, sw.Type)
+	}
+	if want := []string{"io.example.library.book-acquired", "io.example.library.reader-warned"}; !slices.Equal(types, want) {
+		t.Fatalf("schemas after the migration: %v, want %v", types, want)
 	}
 	if err := s.Close(context.Background()); err != nil {
 		t.Fatal(err)
@@ -98,25 +109,25 @@ func TestGoldenDirectory(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	if n, err := store.Verify(context.Background(), b, store.VerifyOptions{}); err != nil || n != 28 {
+	if n, err := verify.Verify(context.Background(), b, verify.Options{}); err != nil || n != 28 {
 		t.Fatalf("verify: %d events, %v", n, err)
 	}
 }
 
 func TestNewerFormatVersionRefused(t *testing.T) {
 	path := golden(t)
-	if err := os.WriteFile(filepath.Join(path, "format-version"), []byte("2\n"), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(path, "format-version"), []byte("3\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	dir := openDir(t, path)
 	for _, readOnly := range []bool{false, true} {
 		_, err := OpenBackend(dir, zap.NewNop(), pebblestore.Options{ReadOnly: readOnly})
 		var formatErr *pebblestore.FormatError
-		if !errors.As(err, &formatErr) || !strings.Contains(err.Error(), "format version 2, newer than format version 1") {
-			t.Fatalf("open (read-only %v) of format version 2: %v", readOnly, err)
+		if !errors.As(err, &formatErr) || !strings.Contains(err.Error(), "format version 3, newer than format version 2") {
+			t.Fatalf("open (read-only %v) of format version 3: %v", readOnly, err)
 		}
 	}
-	if got := formatFile(t, path); got != "2\n" {
+	if got := formatFile(t, path); got != "3\n" {
 		t.Fatalf("refused open changed format-version to %q", got)
 	}
 }

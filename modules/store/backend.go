@@ -17,13 +17,14 @@ type Head struct {
 	// LastTime is the time of event Count-1, zero when empty.
 	LastTime time.Time
 	// Commits counts the commits of a shared backend, so that a node learns
-	// of another's commit that registered schemas without adding events.
+	// of another's commit that changed feature state without adding events.
 	// A backend only this store writes may leave it 0.
 	Commits uint64
-	// Schemas counts the registered schemas on a shared backend, so that a
-	// node reads the schemas again only when another node registered one.
-	// A backend only this store writes may leave it 0.
-	Schemas uint64
+	// States counts the changes of feature state ever committed (puts and
+	// deletes): the version of a put is its number, so versions never repeat
+	// and order the puts. Every backend keeps it; a node reads feature
+	// state again only when another node moved it.
+	States uint64
 	// Restoring marks a head that a restore has not finished: the events
 	// up to it are not visible, and a store that opens a backend whose head
 	// says so empties it (the restore was cut off).
@@ -78,6 +79,14 @@ type RecordIterator interface {
 	Close() error
 }
 
+// StateIterator walks records of feature state. Record is valid until the
+// next call to Next; Close releases the iterator and returns its first error.
+type StateIterator interface {
+	Next() bool
+	Record() StateRecord
+	Close() error
+}
+
 // StringIterator walks strings (subjects, event types).
 type StringIterator interface {
 	Next() bool
@@ -88,8 +97,11 @@ type StringIterator interface {
 // Reader reads the committed state of a backend. Every method may be
 // called concurrently, and reads see only committed events.
 type Reader interface {
-	// Schemas returns every registered schema in registration order.
-	Schemas() ([]SchemaWritten, error)
+	// State returns the record of key in space, false if there is none.
+	State(space, key string) (StateRecord, bool, error)
+	// States iterates the records of space whose key starts with prefix,
+	// in key byte order.
+	States(space, prefix string) StateIterator
 	// EventTypes iterates the types of written events in byte order.
 	EventTypes() StringIterator
 	// Record returns the record with id, and false if there is none.
@@ -118,11 +130,13 @@ type Backend interface {
 	// backend may read the events from known on with the head (see
 	// Tx.Followed).
 	Begin(ctx context.Context, known uint64) (Tx, error)
+	// Shared reports whether other nodes write the backend too: then the
+	// store follows their commits, told of them by Changes.
+	Shared() bool
 	// Changes tells of commits made by other nodes: it receives after such a
-	// commit (or may, spuriously). It is nil for a backend that only this
-	// store writes.
+	// commit (or may, spuriously). It is nil unless Shared.
 	Changes() <-chan struct{}
-	// Reset removes every event, index entry and schema and the head: the
+	// Reset removes every event, index entry and state record and the head: the
 	// backend is empty, durably, when it returns nil. Only the writer (or
 	// a restore, which pauses it) calls it.
 	Reset() error
@@ -138,12 +152,11 @@ type Backend interface {
 type Tx interface {
 	// Head returns the committed head the commit extends.
 	Head() Head
-	// Commit stores the records, their index entries, the schemas
-	// registered with them and the new head atomically and durably. Once it
-	// returns nil the commit is durable. An error wrapping ErrUnavailable
-	// means that nothing was stored and the store may try again; any other
-	// error leaves the outcome unknown and stops the store.
-	Commit(records []Written, head Head, schemas []SchemaWritten) error
+	// Commit stores everything of b atomically and durably. Once it returns
+	// nil the commit is durable. An error wrapping ErrUnavailable means that
+	// nothing was stored and the store may try again; any other error
+	// leaves the outcome unknown and stops the store.
+	Commit(b Batch) error
 	// Rollback ends a Tx that did not commit; after Commit it does nothing.
 	Rollback()
 	// Followed returns the events from Begin's known up to the head, if the
@@ -153,5 +166,64 @@ type Tx interface {
 	Followed() []Written
 }
 
+// Batch is everything one commit stores: the log grows by Records, the
+// feature state changes by State, and Head describes the result.
+type Batch struct {
+	// Records are sealed events, their ids continuing the Tx's head.
+	Records []Written
+	// State are the puts (Value not nil) and deletes (Value nil) of feature
+	// state, each with its version: the put's or delete's number in
+	// Head.States.
+	State []StateRecord
+	// Head is the head after the commit.
+	Head Head
+}
+
+// StateRecord is one record of feature state: a value under a key in a
+// named space, and its version. See state.go.
+type StateRecord struct {
+	Space   string
+	Key     string
+	Value   []byte
+	Version uint64
+}
+
 // Opener opens the backend when the store starts.
 type Opener func() (Backend, error)
+
+// The optional parts of the contract: a backend implements those it can,
+// and the store finds them by type assertion.
+
+// Waiter is implemented by backends that can be waiting for their
+// database: it does not answer, or a call waits in the middle for it to
+// come back. Meanwhile the store refuses writes at once and tells of it.
+type Waiter interface {
+	// Waiting reports whether the backend waits for the database now.
+	Waiting() bool
+}
+
+// Describer is implemented by backends that describe themselves for
+// diagnostics.
+type Describer interface {
+	Describe() map[string]any
+}
+
+// IndexVerifiable is implemented by backends that can check their indexes.
+type IndexVerifiable interface {
+	// NewIndexVerifier returns the IndexVerifier of one verification.
+	NewIndexVerifier() IndexVerifier
+}
+
+// IndexVerifier checks the indexes of a backend during one verification.
+// CheckEvent is called for every verified event, in id order from 0, from
+// one goroutine; then, once every event and the head proved intact, Finish
+// is called once (not when the verification stopped earlier). The verified
+// events are exactly those CheckEvent was called for, ids 0 … count-1: an
+// index entry of a later id that the backend holds was committed after the
+// verification began (an online verification of a store being written)
+// and is left alone, while an entry of an id the backend holds no event
+// for is a problem. Problems are *CorruptionErrors.
+type IndexVerifier interface {
+	CheckEvent(id uint64, subject, eventType string) error
+	Finish() error
+}

@@ -33,7 +33,7 @@ func TestPowerLoss(t *testing.T) {
 		t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(uint64(seed), 0))
 			fs := vfs.NewCrashableMem()
-			s := storetest.Open(t, "data", fs)
+			s := storetest.Start(t, storetest.PebbleAt("data", fs))
 
 			var (
 				mu    sync.Mutex
@@ -72,7 +72,7 @@ func TestPowerLoss(t *testing.T) {
 			storetest.Close(t, s)
 
 			for i, image := range images {
-				recovered := storetest.Open(t, "data", image)
+				recovered := storetest.Start(t, storetest.PebbleAt("data", image))
 				n := checkChain(t, recovered)
 				for _, want := range ackedAtImage[i] {
 					it, err := recovered.Read(store.ReadOptions{Subject: "/", Recursive: true, Lower: &store.Bound{ID: want.ID, Inclusive: true}, Upper: &store.Bound{ID: want.ID, Inclusive: true}})
@@ -111,7 +111,7 @@ func faultyFS(err error, kinds ...errorfs.OpKind) (*errorfs.FS, *errorfs.Toggle)
 
 func TestSyncFailureStopsWrites(t *testing.T) {
 	fs, toggle := faultyFS(errorfs.ErrInjected, errorfs.OpFileSync, errorfs.OpFileSyncData, errorfs.OpFileSyncTo)
-	s := storetest.Open(t, "data", fs)
+	s := storetest.Start(t, storetest.PebbleAt("data", fs))
 	first := write(t, s, candidate("/a", "io.example.x", `{"n":1}`))
 
 	toggle.On()
@@ -148,7 +148,7 @@ func TestSyncFailureStopsWrites(t *testing.T) {
 
 func TestDiskFullIsReportedAsFull(t *testing.T) {
 	fs, toggle := faultyFS(syscall.ENOSPC, errorfs.OpFileWrite, errorfs.OpFileWriteAt)
-	s := storetest.Open(t, "data", fs)
+	s := storetest.Start(t, storetest.PebbleAt("data", fs))
 	write(t, s, candidate("/a", "io.example.x", `{}`))
 	toggle.On()
 	_, err := s.Write(context.Background(), []event.Candidate{candidate("/a", "io.example.x", `{}`)}, nil)
@@ -163,7 +163,7 @@ func TestDiskFullIsReportedAsFull(t *testing.T) {
 // tables while the writer checks a group: the request whose precondition
 // needs the failing read, the one before it and the one after it all get the
 // storage failure, none of them is committed, and the store refuses writes
-// until restart (operations.md §7 point 4).
+// until restart (docs/reference.md §7 point 4).
 func TestReadFailureFailsTheWholeGroup(t *testing.T) {
 	var failReads atomic.Bool
 	fs := errorfs.Wrap(vfs.NewMem(), errorfs.InjectorFunc(func(op errorfs.Op) error {
@@ -212,17 +212,11 @@ func TestReadFailureFailsTheWholeGroup(t *testing.T) {
 	storetest.Close(t, s)
 	s = start()
 	defer s.Close(context.Background())
-	store.SetConditionRounds(s, 0) // the blocker below runs in the writer
-	durable := s.Durable()
+	write(t, s, candidate("/new/0", "io.example.x", `{}`))
+	durable := s.Durable() - 1
 
 	// One request holds the writer; three queue behind it as one group:
 	// a plain write, one whose precondition reads /old, a plain write.
-	entered, gate := make(chan struct{}), make(chan struct{})
-	blocker := conditionFunc(func(context.Context, *store.View) (bool, error) {
-		close(entered)
-		<-gate
-		return true, nil
-	})
 	results := make([]chan error, 4)
 	send := func(i int, pre []store.Precondition) {
 		results[i] = make(chan error, 1)
@@ -231,8 +225,7 @@ func TestReadFailureFailsTheWholeGroup(t *testing.T) {
 			results[i] <- err
 		}()
 	}
-	send(0, []store.Precondition{{Kind: store.ConditionHolds, Condition: blocker}})
-	<-entered
+	release := holdWriter(t, s)
 	send(1, nil)
 	time.Sleep(100 * time.Millisecond)
 	send(2, []store.Precondition{{Kind: store.SubjectPopulated, Subject: "/old"}})
@@ -240,10 +233,7 @@ func TestReadFailureFailsTheWholeGroup(t *testing.T) {
 	send(3, nil)
 	time.Sleep(100 * time.Millisecond)
 	failReads.Store(true)
-	close(gate)
-	if err := <-results[0]; err != nil {
-		t.Fatalf("the request before the group: %v", err)
-	}
+	release()
 	for i := 1; i <= 3; i++ {
 		if err := <-results[i]; !errors.Is(err, store.ErrStorageFailure) {
 			t.Fatalf("request %d of the failing group: %v, want the storage failure", i, err)

@@ -25,7 +25,8 @@ func (h Head) same(o Head) bool {
 }
 
 // follow brings the store's state up to head, which other nodes of a shared
-// backend committed: their schemas, and their events into the live window
+// backend committed: their feature state (OnStateChanged, the schemas among
+// it), and their events into the live window
 // and the latest-id cache; then readers and observers see them. read, unless
 // nil, are the events from the store's head on as the backend read them
 // with head. Only the writer goroutine calls it.
@@ -34,10 +35,11 @@ func (s *Store) follow(head Head, read []Written) error {
 		return nil
 	}
 	if head.Count < s.head.Count {
-		return fmt.Errorf("%w: the backend's head (%d events) is behind this store's (%d)", ErrStorageFailure, head.Count, s.head.Count)
+		// Not a *FailureError yet: the writer makes it one when it stops.
+		return fmt.Errorf("the backend's head (%d events) is behind this store's (%d)", head.Count, s.head.Count)
 	}
-	if head.Schemas != s.head.Schemas {
-		if err := s.loadSchemas(s.backend); err != nil {
+	if head.States != s.head.States {
+		if err := s.followState(); err != nil {
 			return err
 		}
 	}

@@ -166,7 +166,7 @@ func modelLatest(model []modelEvent, subject, kind string, limit uint64) (uint64
 	return 0, false
 }
 
-// modelRead applies the read semantics of api.md §4.4 to the model.
+// modelRead applies the read semantics of docs/api.md §4.4 to the model.
 func modelRead(model []modelEvent, opts store.ReadOptions) string {
 	lowest := uint64(0)
 	if opts.FromLatest != nil {

@@ -43,7 +43,9 @@ type Precondition struct {
 // event committed since, and none written earlier in the group, is one the
 // condition is affected by; otherwise the condition is evaluated again.
 type Condition interface {
-	// Holds evaluates the condition on state.
+	// Holds evaluates the condition on state. A write whose verdicts go
+	// stale evaluates its conditions again, round after round: Holds bounds
+	// the time of all its evaluations together (or ctx does).
 	Holds(ctx context.Context, state *View) (bool, error)
 	// Affects reports whether writing w could change what Holds decides:
 	// whether w is among the events the condition reads. It is called by
@@ -64,11 +66,6 @@ func (e *InvalidPreconditionError) Error() string { return "invalid precondition
 // Unwrap returns the condition's error.
 func (e *InvalidPreconditionError) Unwrap() error { return e.Err }
 
-// ConditionRounds is how often a write's query preconditions are evaluated
-// outside the writer before, under a steady stream of writes into what they
-// read, the writer evaluates them itself on the exact state it commits on.
-const ConditionRounds = 3
-
 // errStaleVerdict sends a write back to its caller for another round: a
 // verdict it carries was made on a state that has changed where it reads.
 var errStaleVerdict = errors.New("stale precondition verdict")
@@ -82,16 +79,19 @@ type verdict struct {
 }
 
 // decideConditions evaluates the query preconditions of w on the state
-// durable now, in the caller's goroutine, unless this round is the one the
-// writer evaluates them in, and carries the verdicts forward over what was
-// committed meanwhile. stale tells that a write committed meanwhile affects
-// a verdict: the caller goes round again. It fails only when ctx ends.
-func (s *Store) decideConditions(ctx context.Context, w *writeRequest, round int) (stale bool, err error) {
-	if round > s.conditionRounds {
-		return false, nil
-	}
+// durable now, in the caller's goroutine, and carries the verdicts forward
+// over what was committed meanwhile. stale tells that a write committed
+// meanwhile affects a verdict: the caller goes round again. It fails only
+// when ctx ends.
+//
+// The writer never evaluates a condition: it only checks that a verdict
+// still stands (stands) and sends the write back for another round if not.
+// Under a steady stream of writes into what a condition reads, the rounds
+// go on until the condition's own time limit, which counts from its first
+// evaluation, ends them with its error; the other writes never wait for it.
+func (s *Store) decideConditions(ctx context.Context, w *writeRequest) (stale bool, err error) {
 	var view *View
-	for i, p := range w.preconditions {
+	for i, p := range w.Preconditions {
 		if p.Kind != ConditionHolds {
 			continue
 		}
@@ -102,7 +102,7 @@ func (s *Store) decideConditions(ctx context.Context, w *writeRequest, round int
 			case <-ctx.Done():
 				return false, ctx.Err()
 			}
-			w.verdicts = make([]verdict, len(w.preconditions))
+			w.verdicts = make([]verdict, len(w.Preconditions))
 			view = s.View()
 		}
 		holds, err := p.Condition.Holds(ctx, view)
@@ -111,8 +111,8 @@ func (s *Store) decideConditions(ctx context.Context, w *writeRequest, round int
 		}
 		w.verdicts[i] = verdict{holds: holds, err: err, count: view.count, schemas: view.schemaVersion}
 	}
-	for i, p := range w.preconditions {
-		if p.Kind == ConditionHolds && !s.carry(&w.verdicts[i], p.Condition) {
+	for i, p := range w.Preconditions {
+		if p.Kind == ConditionHolds && w.verdicts[i].err == nil && !s.carry(&w.verdicts[i], p.Condition) {
 			return true, nil
 		}
 	}
@@ -160,7 +160,7 @@ func (s *Store) carry(v *verdict, c Condition) bool {
 // checkPreconditions decides the preconditions of w, in order, against the
 // committed events and the group's earlier writes.
 func (s *Store) checkPreconditions(w *writeRequest, g *groupState) error {
-	for i, p := range w.preconditions {
+	for i, p := range w.Preconditions {
 		var (
 			holds bool
 			err   error
@@ -189,24 +189,17 @@ func (s *Store) checkPreconditions(w *writeRequest, g *groupState) error {
 }
 
 // checkCondition takes the verdict made outside the writer if it still
-// stands, sends the write back if it does not, and evaluates the condition
-// here when the write has had its rounds.
+// stands, and sends the write back if it does not. A condition that could
+// not be decided (its time limit, a runtime error) fails the write however
+// the state moved since: nothing is written either way, and evaluating it
+// again under a steady stream of writes could go on for ever.
 func (s *Store) checkCondition(c Condition, verdicts []verdict, i int, g *groupState) (bool, error) {
-	if verdicts == nil {
-		view := &View{backend: s.backend, recent: s.recent, count: s.head.Count, pending: g.written,
-			schemas: s.schemas.snapshot(), registered: g.registered}
-		holds, err := c.Holds(context.Background(), view)
-		if err != nil {
-			return false, &InvalidPreconditionError{Err: err}
-		}
-		return holds, nil
-	}
 	v := verdicts[i]
-	if !s.stands(v, c, g) {
-		return false, errStaleVerdict
-	}
 	if v.err != nil {
 		return false, &InvalidPreconditionError{Err: v.err}
+	}
+	if !s.stands(v, c, g) {
+		return false, errStaleVerdict
 	}
 	return v.holds, nil
 }

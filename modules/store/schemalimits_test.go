@@ -109,35 +109,6 @@ func TestSchemaLimitAcrossNodes(t *testing.T) {
 	}
 }
 
-func TestRestoreBeyondTheSchemaLimit(t *testing.T) {
-	storetest.Each(t, &pg, func(t *testing.T, b storetest.Backend) {
-		items := backupOf(t, libraryStore(t, b), "")
-		events := len(items)
-		for i := range 3 {
-			eventType, raw := numbered(i)
-			items = append(items, store.RestoreItem{Line: len(items) + 1, Schema: &store.SchemaWritten{Type: eventType, Raw: []byte(raw)}})
-		}
-		target := storetest.StartWith(t, b.New(t), store.Memory{MaxSchemas: 2})
-		_, err := target.Restore(context.Background(), &itemSource{items: items}, store.RestoreHooks{})
-		var backupErr *store.BackupError
-		if !errors.As(err, &backupErr) || backupErr.Line != events+3 || backupErr.Detail != "too many event schemas" {
-			t.Fatalf("restore of 3 schemas at a limit of 2: %v, want line %d: too many event schemas", err, events+3)
-		}
-		types, err := target.EventTypes()
-		if registered, _ := schemaFigures(t, target); err != nil || len(types) != 0 || registered != 0 || target.Durable() != 0 || len(readAll(t, target)) != 0 {
-			t.Fatalf("after the refused restore: %d events, types %v (%v), %d schemas", target.Durable(), types, err, registered)
-		}
-		// Two fit.
-		restored, err := target.Restore(context.Background(), &itemSource{items: items[:events+2]}, store.RestoreHooks{})
-		if err != nil || restored.Schemas != 2 {
-			t.Fatalf("restore of 2 schemas at a limit of 2: %+v %v", restored, err)
-		}
-		if err := registerNumbered(t, target, 2); !errors.Is(err, store.ErrTooManySchemas) {
-			t.Fatalf("registration after a restore up to the limit: %v", err)
-		}
-	})
-}
-
 func TestSchemasCompileOnFirstUse(t *testing.T) {
 	storetest.Each(t, &pg, func(t *testing.T, b storetest.Backend) {
 		const n = 20
@@ -217,8 +188,10 @@ func TestStoredSchemaThatNoLongerCompiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	storetest.Commit(t, backend, nil, store.Head{LastHash: event.ZeroHash, Commits: 1, Schemas: 1},
-		[]store.SchemaWritten{{Type: "io.example.broken", Raw: []byte(`{"type":"string","properties":{}}`)}})
+	storetest.Commit(t, backend, store.Batch{
+		State: storetest.SchemaRecords([]store.SchemaWritten{{Type: "io.example.broken", Raw: []byte(`{"type":"string","properties":{}}`)}}),
+		Head:  store.Head{LastHash: event.ZeroHash, Commits: 1, States: 1},
+	})
 	if _, err := storetest.Verify(context.Background(), backend); err == nil || !strings.Contains(err.Error(), "stored schema of io.example.broken: invalid schema: at '/type'") {
 		t.Fatalf("verify of a store with a broken schema: %v", err)
 	}

@@ -1,11 +1,14 @@
 package store
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"maps"
 	"math"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -117,10 +120,6 @@ func (r *registry) ordered() ([]SchemaWritten, map[string]*schema.Schema) {
 	return set.ordered[:len(set.ordered):len(set.ordered)], set.byType
 }
 
-// snapshot returns the registered schemas by type; the map is shared and
-// must not be changed.
-func (r *registry) snapshot() map[string]*schema.Schema { return r.set.Load().byType }
-
 // describe returns the figures of the registry for diagnostics: the
 // schemas registered, those of them compiled so far, and the limit.
 func (r *registry) describe() map[string]any {
@@ -153,20 +152,17 @@ func validateCandidates(candidates []event.Candidate, schemaOf func(string) *sch
 	return nil
 }
 
-// registration is a schema waiting for the writer.
-type registration struct {
-	eventType string
-	schema    *schema.Schema
-	// validatedUpTo: the events below this id were checked against the
-	// schema before queueing; the writer checks the rest.
-	validatedUpTo uint64
-}
+// SchemaSpace is the space of feature state that holds the registered
+// schemas: a record per event type, its value the schema's JSON; their
+// versions order the registrations. Backends name it only to migrate
+// schemas stored before feature state existed.
+const SchemaSpace = "schema"
 
 // RegisterSchema binds s to eventType for good, once every stored event of
 // the type matches it; from then on every write of the type is validated.
 // It fails with ErrSchemaExists, ErrTooManySchemas, an
-// *ExistingConflictError, ErrClosed or a *FailureError. The schema is
-// stored in the same synced commit path as events.
+// *ExistingConflictError, ErrReadOnly, ErrClosed or a *FailureError. The
+// schema is a record of feature state, committed like events.
 func (s *Store) RegisterSchema(ctx context.Context, eventType string, sch *schema.Schema) error {
 	if err := s.refusal(); err != nil {
 		return err
@@ -185,12 +181,114 @@ func (s *Store) RegisterSchema(ctx context.Context, eventType string, sch *schem
 	if err := s.validateStored(eventType, sch, 0, upTo); err != nil {
 		return err
 	}
-	w := &writeRequest{register: &registration{eventType: eventType, schema: sch, validatedUpTo: upTo}, done: make(chan struct{})}
-	if err := s.enqueue(ctx, w); err != nil {
+	_, err := s.Commit(ctx, s.registration(eventType, sch, upTo))
+	return registrationError(err)
+}
+
+// registration returns the request that registers sch for eventType, the
+// stored events below validatedUpTo checked already.
+func (s *Store) registration(eventType string, sch *schema.Schema, validatedUpTo uint64) Request {
+	return Request{
+		Changes: []Change{{Space: SchemaSpace, Key: eventType, Value: sch.Raw, Expect: 0}},
+		Check:   func(g *Group) error { return s.checkRegistration(g, eventType, sch, validatedUpTo) },
+		Applied: func() { s.schemas.add([]string{eventType}, map[string]*schema.Schema{eventType: sch}) },
+	}
+}
+
+// registrationError returns the error of a registration: ErrSchemaExists
+// for the fence of a type registered already.
+func registrationError(err error) error {
+	var conflict *StateConflictError
+	if errors.As(err, &conflict) {
+		return ErrSchemaExists
+	}
+	return err
+}
+
+// checkRegistration refuses a schema beyond the limit, and a schema that
+// an event stored since validatedUpTo or written earlier in the group does
+// not match; it lets the later writes of the group be validated against
+// it. A second schema for the type its Change's fence refused already.
+func (s *Store) checkRegistration(g *Group, eventType string, sch *schema.Schema, validatedUpTo uint64) error {
+	// The registry holds exactly the committed schemas here: the writer
+	// has followed the backend's head under its lock (on PostgreSQL the
+	// other nodes' registrations with it), which no other node moves until
+	// this commit ends.
+	if s.schemas.full(g.Changes(SchemaSpace)) {
+		return ErrTooManySchemas
+	}
+	if err := s.validateStored(eventType, sch, validatedUpTo, g.Committed()); err != nil {
+		var conflict *ExistingConflictError
+		if errors.As(err, &conflict) {
+			return err
+		}
+		return newFailureError(err)
+	}
+	for _, w := range g.Written() {
+		if w.Type == eventType {
+			if err := ValidateRecord(w.Record, sch); err != nil {
+				return err
+			}
+		}
+	}
+	g.g.registered[eventType] = sch
+	return nil
+}
+
+// loadSchemas adds the stored schemas that the registry lacks to it (a
+// registration never changes), uncompiled: each is compiled on its first
+// use. The version moves only when it added one.
+func (s *Store) loadSchemas(b Reader) error {
+	types, stored, err := storedSchemas(b, func(t string) bool { return s.schemas.get(t) != nil })
+	if err != nil {
 		return err
 	}
-	<-w.done
-	return w.err
+	if len(types) > 0 {
+		s.schemas.add(types, stored)
+	}
+	return nil
+}
+
+// followSchemas adds, on a shared backend, the schemas that other nodes
+// registered and this store has not followed yet, so that a registration
+// acknowledged by any node is in every later read of event types here.
+func (s *Store) followSchemas() error {
+	if !s.shared {
+		return nil
+	}
+	return s.loadSchemas(s.backend)
+}
+
+// ReadSchemas returns the schemas stored in r, by event type and
+// uncompiled (schema.Stored), and their types in registration order.
+func ReadSchemas(r Reader) ([]string, map[string]*schema.Schema, error) {
+	return storedSchemas(r, nil)
+}
+
+// storedSchemas returns the schemas stored in b but those known reports
+// (nil: none), by event type and uncompiled (schema.Stored), and their
+// types in registration order.
+func storedSchemas(b Reader, known func(eventType string) bool) ([]string, map[string]*schema.Schema, error) {
+	var records []StateRecord
+	it := b.States(SchemaSpace, "")
+	for it.Next() {
+		r := it.Record()
+		if known == nil || !known(r.Key) {
+			r.Value = bytes.Clone(r.Value)
+			records = append(records, r)
+		}
+	}
+	if err := it.Close(); err != nil {
+		return nil, nil, fmt.Errorf("read schemas: %w", err)
+	}
+	slices.SortFunc(records, func(a, b StateRecord) int { return cmp.Compare(a.Version, b.Version) })
+	types := make([]string, len(records))
+	schemas := make(map[string]*schema.Schema, len(records))
+	for i, r := range records {
+		types[i] = r.Key
+		schemas[r.Key] = schema.Stored(r.Value)
+	}
+	return types, schemas, nil
 }
 
 // validateStored checks the stored events of eventType with ids from..to-1.
@@ -200,7 +298,7 @@ func (s *Store) validateStored(eventType string, sch *schema.Schema, from, to ui
 	}
 	it := s.Scan(Scan{Type: eventType, From: from, To: to - 1})
 	for it.Next() {
-		if err := validateRecord(it.Record(), sch); err != nil {
+		if err := ValidateRecord(it.Record(), sch); err != nil {
 			it.Close()
 			return err
 		}
@@ -208,8 +306,9 @@ func (s *Store) validateStored(eventType string, sch *schema.Schema, from, to ui
 	return it.Close() // once: a second Close may close an iterator Pebble has handed out again
 }
 
-// validateRecord checks a stored event's data against sch.
-func validateRecord(r event.Record, sch *schema.Schema) error {
+// ValidateRecord checks a stored event's data against sch: a violation is
+// an *ExistingConflictError.
+func ValidateRecord(r event.Record, sch *schema.Schema) error {
 	f, err := event.Decode(r)
 	if err != nil {
 		return err

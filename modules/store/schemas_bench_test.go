@@ -36,7 +36,7 @@ func withSchemas(t testing.TB, schemas []store.SchemaWritten) store.Opener {
 	if err != nil {
 		t.Fatal(err)
 	}
-	storetest.Commit(t, b, nil, store.Head{LastHash: event.ZeroHash, Commits: 1, Schemas: uint64(len(schemas))}, schemas)
+	storetest.Commit(t, b, store.Batch{State: storetest.SchemaRecords(schemas), Head: store.Head{LastHash: event.ZeroHash, Commits: 1, States: uint64(len(schemas))}})
 	if err := b.Close(); err != nil {
 		t.Fatal(err)
 	}

@@ -61,20 +61,6 @@ func (s *Store) backendWaiting() bool {
 	return ok && w.Waiting()
 }
 
-// Waiter is implemented by backends that can be waiting for their
-// database: it does not answer, or a call waits in the middle for it to
-// come back. Meanwhile the store refuses writes at once and tells of it.
-type Waiter interface {
-	// Waiting reports whether the backend waits for the database now.
-	Waiting() bool
-}
-
-// Describer is implemented by backends that describe themselves for
-// diagnostics.
-type Describer interface {
-	Describe() map[string]any
-}
-
 // Describe returns the store's figures for diagnostics: events, head,
 // writability, mode, the schemas registered and compiled, its caches, and
 // what the backend tells of itself.

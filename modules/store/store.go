@@ -55,18 +55,16 @@ type Store struct {
 	latestIDs *latestCache // owned by the writer goroutine
 	lastGroup int          // requests in the writer's previous group; owned by the writer goroutine
 
-	conditionRounds int           // ConditionRounds; tests change it
-	evaluating      chan struct{} // a slot per query precondition evaluated at once
+	evaluating chan struct{} // a slot per query precondition evaluated at once
+
+	stateFollowers []func() error // OnStateChanged; set before Start
 }
 
-// writeRequest is a write, or a schema registration, waiting for the writer.
+// writeRequest is a Request waiting for the writer, and its outcome.
 type writeRequest struct {
-	candidates    []event.Candidate
-	preconditions []Precondition
-	verdicts      []verdict     // of the query preconditions, by index; nil: the writer evaluates them
-	schemaVersion uint64        // of the registry the candidates were validated against
-	register      *registration // set for a registration instead of a write
-	readOnly      bool          // set for the request that puts the store into read-only mode
+	Request
+	verdicts      []verdict // of the query preconditions, by index; nil: the writer evaluates them
+	schemaVersion uint64    // of the registry the events were validated against
 	enqueued      time.Time
 	records       []event.Record
 	err           error
@@ -76,10 +74,10 @@ type writeRequest struct {
 // Recorder receives the writer's measurements, which the service turns
 // into metrics. The writer goroutine calls it, so it must be quick.
 type Recorder interface {
-	// Committed reports a synced commit of a group holding events events,
-	// and how long the backend took for it.
+	// Committed reports a synced commit of a group and its number of
+	// events, and how long the backend took for it.
 	Committed(events int, took time.Duration)
-	// Acknowledged reports how long an accepted write or registration took
+	// Acknowledged reports how long an accepted request took
 	// from entering the queue to its acknowledgement.
 	Acknowledged(took time.Duration)
 }
@@ -132,22 +130,22 @@ func New(open Opener, log *zap.Logger, rec Recorder, mem Memory) *Store {
 	}
 	mem = mem.withDefaults()
 	s := &Store{
-		open:            open,
-		log:             log,
-		rec:             rec,
-		conditionRounds: ConditionRounds,
-		evaluating:      make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2)),
-		now:             time.Now,
-		queue:           make(chan *writeRequest, QueueLength),
-		stop:            make(chan struct{}),
-		stopped:         make(chan struct{}),
-		recent:          newWindow(mem.WindowBytes),
-		latestIDs:       newLatestCache(mem.LatestSubjects),
-		schemas:         newRegistry(mem.MaxSchemas),
+		open:       open,
+		log:        log,
+		rec:        rec,
+		evaluating: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2)),
+		now:        time.Now,
+		queue:      make(chan *writeRequest, QueueLength),
+		stop:       make(chan struct{}),
+		stopped:    make(chan struct{}),
+		recent:     newWindow(mem.WindowBytes),
+		latestIDs:  newLatestCache(mem.LatestSubjects),
+		schemas:    newRegistry(mem.MaxSchemas),
 	}
 	s.durable.Store(&Head{LastHash: event.ZeroHash})
 	changed := make(chan struct{})
 	s.changed.Store(&changed)
+	s.OnStateChanged(func() error { return s.loadSchemas(s.backend) })
 	return s
 }
 
@@ -155,7 +153,7 @@ func New(open Opener, log *zap.Logger, rec Recorder, mem Memory) *Store {
 // links to its predecessor, and, unless other nodes share the backend (and
 // may have appended since head was read), that no event lies beyond the head.
 func checkHead(b Backend, head Head) error {
-	if b.Changes() == nil {
+	if !b.Shared() {
 		if _, found, err := b.Record(head.Count); err != nil {
 			return fmt.Errorf("check head: %w", err)
 		} else if found {
@@ -204,30 +202,6 @@ func recordAt(b Backend, id uint64) (event.Record, error) {
 	return r, nil
 }
 
-// loadSchemas adds the stored schemas that the registry lacks to it (a
-// registration never changes), uncompiled: each is compiled on its first
-// use. The version moves only when it added one.
-func (s *Store) loadSchemas(b Backend) error {
-	types, stored, err := storedSchemas(b, func(t string) bool { return s.schemas.get(t) != nil })
-	if err != nil {
-		return err
-	}
-	if len(types) > 0 {
-		s.schemas.add(types, stored)
-	}
-	return nil
-}
-
-// followSchemas adds, on a shared backend, the schemas that other nodes
-// registered and this store has not followed yet, so that a registration
-// acknowledged by any node is in every later read of event types here.
-func (s *Store) followSchemas() error {
-	if !s.shared {
-		return nil
-	}
-	return s.loadSchemas(s.backend)
-}
-
 // Start opens the backend, checks that the head matches the last stored
 // event (a mismatch is a *CorruptionError), and runs the writer.
 func (s *Store) Start(context.Context) error {
@@ -252,7 +226,7 @@ func (s *Store) Start(context.Context) error {
 		return errors.Join(err, backend.Close())
 	}
 	s.backend, s.head = backend, head
-	s.shared = backend.Changes() != nil
+	s.shared = backend.Shared()
 	s.durable.Store(&head)
 	go s.run()
 	if w, ok := backend.(Waiter); ok {
@@ -283,6 +257,54 @@ func (s *Store) Close(ctx context.Context) error {
 	return nil
 }
 
+// Exclusive runs fn while the writer pauses (it waits for fn, as writes
+// do), with the backend and its committed head, the other nodes' commits
+// followed. fn may commit to the backend as the writer does, and empty it
+// (Reset) of what it committed; it may add feature state, not change or
+// remove what the store holds. When fn returns, the store starts over from
+// the backend's head, as after a restart: its caches emptied, its feature
+// state read again (OnStateChanged). A restore (package restore) is such a
+// function. It fails with ErrReadOnly, a *FailureError, or fn's error.
+func (s *Store) Exclusive(ctx context.Context, fn func(b Backend, head Head) error) error {
+	if err := s.refusal(); err != nil {
+		return err
+	}
+	s.writing.Lock()
+	defer s.writing.Unlock()
+	tx, err := s.backend.Begin(ctx, s.head.Count)
+	if err != nil {
+		return err
+	}
+	err = s.follow(tx.Head(), tx.Followed())
+	tx.Rollback()
+	if err != nil {
+		return err
+	}
+	err = fn(s.backend, s.head)
+	head, headErr := s.backend.Head()
+	if headErr == nil && head.Restoring {
+		headErr = errors.New("the backend is left marked as restoring")
+	}
+	if headErr == nil {
+		headErr = s.followState()
+	}
+	if headErr != nil {
+		return s.fail(errors.Join(err, fmt.Errorf("take over the backend after an exclusive use: %w", headErr)))
+	}
+	s.head = head
+	s.recent.reset()
+	s.latestIDs.purge()
+	s.advance(nil)
+	return err
+}
+
+// SchemaLimit returns how many schemas may be registered (Memory.MaxSchemas).
+func (s *Store) SchemaLimit() int { return s.schemas.limit }
+
+// Backend returns the store's backend, for reads beside the store's own
+// (a verification); only the store writes it.
+func (s *Store) Backend() Backend { return s.backend }
+
 // Durable returns the number of durable events: ids below it are readable.
 func (s *Store) Durable() uint64 { return s.durable.Load().Count }
 
@@ -299,39 +321,9 @@ func (s *Store) Failure() *FailureError { return s.failure.Load() }
 
 // Write appends candidates atomically if each matches the schema of its
 // type and every precondition holds, and returns their records once they
-// are durable. Query preconditions are evaluated here, in the caller's
-// goroutine, on the state durable now; the writer only checks that nothing
-// they read has changed since (see decideConditions). It fails with a *CandidateConflictError,
-// ErrPreconditionFailed, an *InvalidPreconditionError, ErrClosed, a
-// *FailureError, or ctx's error while
-// waiting for a place in the queue (then nothing was written).
+// are durable: Commit of a request of events only.
 func (s *Store) Write(ctx context.Context, candidates []event.Candidate, preconditions []Precondition) ([]event.Record, error) {
-	if err := s.refusal(); err != nil {
-		return nil, err
-	}
-	// Validate here, in the caller's goroutine; the writer checks again only
-	// if a schema was registered in between.
-	version := s.schemas.version.Load()
-	if err := validateCandidates(candidates, s.schemas.get); err != nil {
-		return nil, err
-	}
-	for round := 1; ; round++ {
-		w := &writeRequest{candidates: candidates, preconditions: preconditions, schemaVersion: version, done: make(chan struct{})}
-		stale, err := s.decideConditions(ctx, w, round)
-		if err != nil {
-			return nil, err
-		}
-		if stale {
-			continue
-		}
-		if err := s.enqueue(ctx, w); err != nil {
-			return nil, err
-		}
-		<-w.done // once queued, the outcome is decided by the writer, not the caller
-		if w.err != errStaleVerdict {
-			return w.records, w.err
-		}
-	}
+	return s.Commit(ctx, Request{Events: candidates, Preconditions: preconditions})
 }
 
 // refusal returns why the store takes no writes now, or nil.
@@ -352,12 +344,17 @@ func (s *Store) EnterReadOnly(ctx context.Context) error {
 	if s.readOnly.Load() {
 		return nil
 	}
-	w := &writeRequest{readOnly: true, done: make(chan struct{})}
-	if err := s.enqueue(ctx, w); err != nil {
-		return err
+	_, err := s.Commit(ctx, Request{
+		Check: func(g *Group) error {
+			g.RefuseRest(ErrReadOnly)
+			return nil
+		},
+		Applied: func() { s.readOnly.Store(true) },
+	})
+	if errors.Is(err, ErrReadOnly) { // entered meanwhile
+		return nil
 	}
-	<-w.done
-	return w.err
+	return err
 }
 
 // ReadOnly reports whether the store is in read-only mode.

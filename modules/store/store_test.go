@@ -45,7 +45,7 @@ func ids(t testing.TB, it store.RecordIterator) string {
 	return strings.Join(out, ",")
 }
 
-// libraryStore writes the store of api.md §5.
+// libraryStore writes the store of docs/api.md §5.
 func libraryStore(t *testing.T, b storetest.Backend) *store.Store {
 	s := storetest.Start(t, b.New(t))
 	for _, e := range [][2]string{
@@ -352,8 +352,8 @@ func TestCorruptHeadRefusesToOpen(t *testing.T) {
 	}
 	_, r := event.Seal(nil, candidate("/a", "io.example.x", `{}`), 0, time.Now(), []byte(event.ZeroHash))
 	// A head that claims a different hash than the event it covers.
-	storetest.Commit(t, backend, []store.Written{{Record: r, Subject: "/a", Type: "io.example.x"}},
-		store.Head{Count: 1, LastHash: strings.Repeat("ab", 32), LastTime: time.Now()}, nil)
+	storetest.Commit(t, backend, store.Batch{Records: []store.Written{{Record: r, Subject: "/a", Type: "io.example.x"}},
+		Head: store.Head{Count: 1, LastHash: strings.Repeat("ab", 32), LastTime: time.Now()}})
 	backend.Close()
 	start := func() error {
 		return store.New(func() (store.Backend, error) {
@@ -370,7 +370,7 @@ func TestCorruptHeadRefusesToOpen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	storetest.Commit(t, backend, nil, store.Head{Count: 0, LastHash: event.ZeroHash}, nil)
+	storetest.Commit(t, backend, store.Batch{Head: store.Head{Count: 0, LastHash: event.ZeroHash}})
 	backend.Close()
 	if err := start(); !errors.As(err, &corrupt) || !strings.Contains(err.Error(), "beyond the head") {
 		t.Fatalf("start with events beyond the head: %v", err)
@@ -381,20 +381,15 @@ func TestReadOnlyMode(t *testing.T) {
 	storetest.Each(t, &pg, func(t *testing.T, b storetest.Backend) {
 		s := libraryStore(t, b)
 		// Writes queued before the switch are committed; after it, none is.
-		entered, gate := make(chan struct{}), make(chan struct{})
-		store.SetConditionRounds(s, 0)
-		blocker := conditionFunc(func(context.Context, *store.View) (bool, error) {
-			close(entered)
-			<-gate
-			return true, nil
-		})
 		before := make(chan error, 1)
 		go func() {
-			_, err := s.Write(context.Background(), []event.Candidate{candidate("/a", lib+"x", `{}`)},
-				[]store.Precondition{{Kind: store.ConditionHolds, Condition: blocker}})
+			_, err := s.Write(context.Background(), []event.Candidate{candidate("/a", lib+"x", `{}`)}, nil)
 			before <- err
 		}()
-		<-entered
+		for s.Durable() != 8 {
+			time.Sleep(time.Millisecond)
+		}
+		release := holdWriter(t, s)
 		queued := make(chan error, 1)
 		go func() {
 			_, err := s.Write(context.Background(), []event.Candidate{candidate("/b", lib+"x", `{}`)}, nil)
@@ -404,7 +399,13 @@ func TestReadOnlyMode(t *testing.T) {
 		entering := make(chan error, 1)
 		go func() { entering <- s.EnterReadOnly(context.Background()) }()
 		time.Sleep(100 * time.Millisecond)
-		close(gate)
+		behind := make(chan error, 1) // queued behind the switch, in its group
+		go func() {
+			_, err := s.Write(context.Background(), []event.Candidate{candidate("/d", lib+"x", `{}`)}, nil)
+			behind <- err
+		}()
+		time.Sleep(100 * time.Millisecond)
+		release()
 		if err := <-before; err != nil {
 			t.Fatalf("the write before the switch: %v", err)
 		}
@@ -413,6 +414,9 @@ func TestReadOnlyMode(t *testing.T) {
 		}
 		if err := <-entering; err != nil || !s.ReadOnly() {
 			t.Fatalf("entering read-only mode: %v, read-only %v", err, s.ReadOnly())
+		}
+		if err := <-behind; !errors.Is(err, store.ErrReadOnly) {
+			t.Fatalf("a write queued behind the switch: %v", err)
 		}
 		if _, err := s.Write(context.Background(), []event.Candidate{candidate("/c", lib+"x", `{}`)}, nil); !errors.Is(err, store.ErrReadOnly) {
 			t.Fatalf("a write in read-only mode: %v", err)

@@ -2,25 +2,20 @@ package store
 
 import (
 	"math"
-	"slices"
 	"sort"
 	"strings"
 
-	"github.com/eventstore-service/eventstore/modules/event"
 	"github.com/eventstore-service/eventstore/modules/schema"
 )
 
 // View is one consistent state of the event log for queries: the events
 // below a count, the subjects and event types they hold, and the schemas
-// registered then. The view the writer gives a precondition adds the
-// writes and registrations of the earlier requests of its commit group.
+// registered then.
 type View struct {
-	backend    Backend
-	recent     *window
-	count      uint64                    // committed events in the view
-	pending    []Written                 // the group's earlier writes: ids count, count+1, …
-	schemas    map[string]*schema.Schema // committed schemas; the registry's, never changed
-	registered map[string]*schema.Schema // registered earlier in the group
+	backend Backend
+	recent  *window
+	count   uint64                    // committed events in the view
+	schemas map[string]*schema.Schema // committed schemas; the registry's, never changed
 	// schemaVersion is the registry's version read before schemas was
 	// taken: a later version may have changed them.
 	schemaVersion uint64
@@ -38,34 +33,16 @@ func (s *Store) View() *View {
 	return &View{backend: s.backend, recent: s.recent, count: count, schemas: schemas, schemaVersion: version, ordered: ordered}
 }
 
-// Schemas returns the schemas registered in the view in registration order,
-// as far as the backend keeps it: PostgreSQL keeps it; Pebble does not, so
-// there the schemas registered before the store last started come first, by
-// event type.
+// Schemas returns the schemas registered in the view in registration order
+// (the versions of their records of feature state).
 func (v *View) Schemas() []SchemaWritten { return v.ordered }
 
 // Count returns the number of events in the view.
-func (v *View) Count() uint64 { return v.count + uint64(len(v.pending)) }
+func (v *View) Count() uint64 { return v.count }
 
 // Scan iterates the events of the view that sc selects.
 func (v *View) Scan(sc Scan) RecordIterator {
-	committed := scanUpTo(v.backend, v.recent, v.count, sc)
-	var pending []event.Record
-	for _, w := range v.pending {
-		if id := w.Record.ID; id >= sc.From && id <= sc.To && sc.matches(w) {
-			pending = append(pending, w.Record)
-		}
-	}
-	if len(pending) == 0 {
-		return committed
-	}
-	if sc.Descending {
-		for i, j := 0, len(pending)-1; i < j; i, j = i+1, j-1 {
-			pending[i], pending[j] = pending[j], pending[i]
-		}
-		return &concatIterator{its: []RecordIterator{&sliceIterator{records: pending}, committed}}
-	}
-	return &concatIterator{its: []RecordIterator{committed, &sliceIterator{records: pending}}}
+	return scanUpTo(v.backend, v.recent, v.count, sc)
 }
 
 // scanUpTo iterates the records of sc among the first count committed
@@ -95,16 +72,7 @@ func (v *View) Subjects(fn func(subject string) error) error {
 	if v.count > 0 {
 		committed = &viewSubjects{StringIterator: v.backend.Subjects("/"), view: v}
 	}
-	seen := map[string]bool{}
-	var pending []string
-	for _, w := range v.pending {
-		if !seen[w.Subject] {
-			seen[w.Subject] = true
-			pending = append(pending, w.Subject)
-		}
-	}
-	sort.Slice(pending, func(i, j int) bool { return treeLess(pending[i], pending[j]) })
-	tree := &subjectTree{base: "/", subjects: &mergedStrings{a: committed, b: pending}}
+	tree := &subjectTree{base: "/", subjects: committed}
 	for tree.Next() {
 		if err := fn(tree.Value()); err != nil {
 			tree.Close()
@@ -144,57 +112,6 @@ func (it *viewSubjects) Close() error {
 // keep subjects sorted by a key.
 func TreeKey(subject string) string { return strings.ReplaceAll(subject, "/", "\x01") }
 
-// treeLess orders subjects depth-first with siblings by segment byte
-// order: as bytes, with "/" below every other byte.
-func treeLess(a, b string) bool {
-	for i := 0; i < len(a) && i < len(b); i++ {
-		x, y := a[i], b[i]
-		if x == '/' {
-			x = 1
-		}
-		if y == '/' {
-			y = 1
-		}
-		if x != y {
-			return x < y
-		}
-	}
-	return len(a) < len(b)
-}
-
-// mergedStrings merges an iterator and a slice, both in tree order,
-// dropping duplicates.
-type mergedStrings struct {
-	a       StringIterator
-	aValid  bool
-	started bool
-	b       []string
-	current string
-}
-
-func (m *mergedStrings) Next() bool {
-	if !m.started {
-		m.started = true
-		m.aValid = m.a.Next()
-	}
-	switch {
-	case !m.aValid && len(m.b) == 0:
-		return false
-	case !m.aValid || (len(m.b) > 0 && treeLess(m.b[0], m.a.Value())):
-		m.current, m.b = m.b[0], m.b[1:]
-	default:
-		m.current = m.a.Value()
-		if len(m.b) > 0 && m.b[0] == m.current {
-			m.b = m.b[1:]
-		}
-		m.aValid = m.a.Next()
-	}
-	return true
-}
-
-func (m *mergedStrings) Value() string { return m.current }
-func (m *mergedStrings) Close() error  { return m.a.Close() }
-
 type emptyStrings struct{}
 
 func (emptyStrings) Next() bool    { return false }
@@ -220,62 +137,19 @@ func (v *View) EventTypes() ([]EventType, error) {
 			return nil, err
 		}
 	}
-	for _, w := range v.pending {
-		written[w.Type] = true
-	}
-	schemaOf := func(t string) *schema.Schema {
-		if s := v.registered[t]; s != nil {
-			return s
-		}
-		return v.schemas[t]
-	}
 	var names []string
 	for t, ok := range written {
-		if ok && schemaOf(t) == nil {
+		if ok && v.schemas[t] == nil {
 			names = append(names, t)
 		}
 	}
-	for _, m := range []map[string]*schema.Schema{v.schemas, v.registered} {
-		for t := range m {
-			names = append(names, t)
-		}
+	for t := range v.schemas {
+		names = append(names, t)
 	}
 	sort.Strings(names)
-	names = slices.Compact(names)
 	out := make([]EventType, len(names))
 	for i, name := range names {
-		out[i] = EventType{Name: name, Schema: schemaOf(name), Phantom: !written[name]}
+		out[i] = EventType{Name: name, Schema: v.schemas[name], Phantom: !written[name]}
 	}
 	return out, nil
-}
-
-// concatIterator iterates its iterators one after the other.
-type concatIterator struct {
-	its []RecordIterator
-	err error
-}
-
-func (c *concatIterator) Next() bool {
-	for len(c.its) > 0 {
-		if c.its[0].Next() {
-			return true
-		}
-		if err := c.its[0].Close(); err != nil && c.err == nil {
-			c.err = err
-		}
-		c.its = c.its[1:]
-	}
-	return false
-}
-
-func (c *concatIterator) Record() event.Record { return c.its[0].Record() }
-
-func (c *concatIterator) Close() error {
-	for _, it := range c.its {
-		if err := it.Close(); err != nil && c.err == nil {
-			c.err = err
-		}
-	}
-	c.its = nil
-	return c.err
 }

@@ -108,9 +108,9 @@ func (w *window) scan(s Scan) (records []event.Record, holes, ok bool) {
 	return out, holes, true
 }
 
-// fill reads the records of the holes from id from to to from b and puts
-// them into the window; a concurrent fill of the same holes waits for it
-// and finds nothing left to read.
+// fill reads from b the records of the window's holes with ids from
+// through to, and puts them into the window; a concurrent fill of the same
+// holes waits for it and finds nothing left to read.
 func (w *window) fill(b Reader, from, to uint64) error {
 	w.filling.Lock()
 	defer w.filling.Unlock()
@@ -145,7 +145,8 @@ func (w *window) fill(b Reader, from, to uint64) error {
 	return nil
 }
 
-// holes returns the first and the last id of the holes from id from to to.
+// holes returns the lowest and the highest id of the holes among ids from
+// through to.
 func (w *window) holes(from, to uint64) (lo, hi uint64, found bool) {
 	w.mu.RLock()
 	defer w.mu.RUnlock()

@@ -16,7 +16,8 @@ import (
 // The writer goroutine commits the queue in groups. Each group passes four
 // phases, one method each:
 //
-//  1. admit: collect takes the first waiting request and those behind it;
+//  1. admit: once the commit began, admit takes the requests waiting
+//     behind the first;
 //  2. check and seal: prepare decides every request of the group in order
 //     against the committed state plus the requests accepted before it in
 //     the group, and seals the records of the accepted ones;
@@ -34,7 +35,7 @@ import (
 func (s *Store) run() {
 	defer close(s.stopped)
 	var poll <-chan time.Time
-	if s.backend.Changes() != nil {
+	if s.shared {
 		ticker := time.NewTicker(pollInterval)
 		defer ticker.Stop()
 		poll = ticker.C
@@ -99,10 +100,9 @@ func (s *Store) refuseWhileWaiting(w Waiter) {
 // writeGroup commits first and the writes waiting behind it, holding the
 // writing lock.
 func (s *Store) writeGroup(first *writeRequest) {
-	group := s.collect(first)
 	s.writing.Lock()
 	defer s.writing.Unlock()
-	s.commit(group)
+	s.commit([]*writeRequest{first})
 }
 
 // followOthers reads the commits of other nodes, holding the writing lock.
@@ -112,37 +112,33 @@ func (s *Store) followOthers() {
 	s.followBackend()
 }
 
-// collect returns first and the writes waiting behind it, up to
-// MaxGroupEvents. After a group of several requests, more are likely on
-// their way: the writer first yields its processor to the goroutines ready
-// to run, the handlers decoding requests, so that theirs join this group
-// and one sync acknowledges more of them (docs/performance.md, "Larger
+// admit adds the writes waiting in the queue to group, up to
+// MaxGroupEvents. It runs once the commit began, so that on a shared
+// backend the writes queued while Begin waited for the other nodes join
+// this commit. After a group of several requests, more are likely on their
+// way: the writer first yields its processor to the goroutines ready to
+// run, the handlers decoding requests, so that theirs join this group and
+// one sync acknowledges more of them (docs/performance.md, "Larger
 // groups"). Where nothing else is ready, the yield returns at once.
-func (s *Store) collect(first *writeRequest) []*writeRequest {
+func (s *Store) admit(group []*writeRequest) []*writeRequest {
 	if s.lastGroup > 1 {
 		runtime.Gosched()
 	}
-	group := s.extend([]*writeRequest{first})
-	s.lastGroup = len(group)
-	return group
-}
-
-// extend adds the writes waiting in the queue to group, up to
-// MaxGroupEvents.
-func (s *Store) extend(group []*writeRequest) []*writeRequest {
 	events := 0
 	for _, w := range group {
-		events += len(w.candidates)
+		events += len(w.Events)
 	}
 	for events < MaxGroupEvents {
 		select {
 		case w := <-s.queue:
 			group = append(group, w)
-			events += len(w.candidates)
+			events += len(w.Events)
 		default:
+			s.lastGroup = len(group)
 			return group
 		}
 	}
+	s.lastGroup = len(group)
 	return group
 }
 
@@ -205,19 +201,17 @@ func (s *Store) commit(group []*writeRequest) {
 	}
 }
 
-// commitOnce begins a commit, follows what other nodes committed, checks
-// and seals the group, commits it and publishes it; it returns the group,
-// grown by the requests that queued while Begin waited (on a shared
-// backend, for the other nodes' commits), so that they share this commit
-// instead of waiting for the next. On an error nothing of the group was
-// published.
+// commitOnce begins a commit, admits the waiting requests, follows what
+// other nodes committed, checks and seals the group, commits it and
+// publishes it; it returns the group as admitted. On an error nothing of
+// the group was published.
 func (s *Store) commitOnce(group []*writeRequest) ([]*writeRequest, error) {
 	tx, err := s.backend.Begin(context.Background(), s.head.Count)
 	if err != nil {
 		return group, err
 	}
 	defer tx.Rollback()
-	group = s.extend(group)
+	group = s.admit(group)
 	if tx.Head().Restoring { // another node restores a backup
 		return group, ErrRestoring
 	}
@@ -225,12 +219,14 @@ func (s *Store) commitOnce(group []*writeRequest) ([]*writeRequest, error) {
 		return group, err
 	}
 	g, err := s.prepare(group)
-	if err != nil || g.empty() {
+	if err != nil {
 		return group, err
 	}
 	start := time.Now()
-	if err := tx.Commit(g.written, g.head, g.registrations); err != nil {
-		return group, err
+	if !g.empty() {
+		if err := tx.Commit(Batch{Records: g.written, State: g.state, Head: g.head}); err != nil {
+			return group, err
+		}
 	}
 	s.publish(g, start)
 	return group, nil
@@ -239,28 +235,31 @@ func (s *Store) commitOnce(group []*writeRequest) ([]*writeRequest, error) {
 // groupState is a commit group being checked and sealed: the head it
 // extends the log to, and what its accepted requests add.
 type groupState struct {
-	head          Head
-	lastHash      []byte
-	buf           []byte // the records' JSON, one after the other
-	written       []Written
-	latest        map[string]uint64         // subject → latest id written in the group
-	registered    map[string]*schema.Schema // schemas registered in the group
-	registrations []SchemaWritten
-	accepted      []*writeRequest
+	head       Head
+	lastHash   []byte
+	buf        []byte // the records' JSON, one after the other
+	written    []Written
+	latest     map[string]uint64         // subject → latest id written in the group
+	state      []StateRecord             // the changes of feature state, one per record
+	changed    map[stateKey]int          // index in state of each record changed
+	spaces     map[string]int            // changes accepted by space
+	registered map[string]*schema.Schema // schemas registered in the group
+	refuse     error                     // refuses the rest of the group (Group.RefuseRest)
+	accepted   []*writeRequest
 }
 
-func (g *groupState) empty() bool { return len(g.written) == 0 && len(g.registrations) == 0 }
+func (g *groupState) empty() bool { return len(g.written) == 0 && len(g.state) == 0 }
 
 // prepare decides every request of the group: a refused request gets its
 // error, an accepted one its sealed records. It returns an error, and
-// decides nothing more, when storage fails.
+// decides nothing more, when storage fails. It changes nothing but the
+// group and its requests: what the group does to the store happens once
+// it is durable (publish).
 func (s *Store) prepare(group []*writeRequest) (*groupState, error) {
-	for _, w := range group { // a retried group is decided afresh
-		w.records, w.err = nil, nil
-	}
 	size := 0
 	for _, w := range group {
-		for _, c := range w.candidates {
+		w.records, w.err = nil, nil // a retried group is decided afresh
+		for _, c := range w.Events {
 			size += len(c.Data) + len(c.Source) + len(c.Subject) + len(c.Type) + 400
 		}
 	}
@@ -269,11 +268,13 @@ func (s *Store) prepare(group []*writeRequest) (*groupState, error) {
 		lastHash:   []byte(s.head.LastHash),
 		buf:        make([]byte, 0, size),
 		latest:     map[string]uint64{},
+		changed:    map[stateKey]int{},
+		spaces:     map[string]int{},
 		registered: map[string]*schema.Schema{},
 	}
 	for _, w := range group {
-		if w.readOnly {
-			s.readOnly.Store(true) // the writes behind it in the group are refused
+		if g.refuse != nil {
+			w.err = g.refuse
 			continue
 		}
 		err := s.check(w, g)
@@ -285,41 +286,48 @@ func (s *Store) prepare(group []*writeRequest) (*groupState, error) {
 			w.err = err
 			continue
 		}
-		if w.register == nil {
-			g.seal(w, s.now())
-		} else {
-			g.registered[w.register.eventType] = w.register.schema
-			g.registrations = append(g.registrations, SchemaWritten{Type: w.register.eventType, Raw: w.register.schema.Raw})
-		}
+		g.seal(w, s.now())
+		g.applyChanges(w.Changes)
 		g.accepted = append(g.accepted, w)
 	}
 	g.head.LastHash = string(g.lastHash)
-	g.head.Schemas += uint64(len(g.registrations))
 	return g, nil
 }
 
 // check decides one request against the committed state and the group so
-// far; a storage failure comes back as a *FailureError.
+// far: its events' schemas and preconditions, its changes' fences, its own
+// rule. A storage failure comes back as a *FailureError.
 func (s *Store) check(w *writeRequest, g *groupState) error {
 	if s.readOnly.Load() {
 		return ErrReadOnly
 	}
-	if w.register != nil {
-		return s.checkRegistration(w.register, g)
-	}
-	if w.schemaVersion != s.schemas.version.Load() || len(g.registered) > 0 {
-		if err := validateCandidates(w.candidates, g.schemaOf(s.schemas)); err != nil {
+	if len(w.Events) > 0 {
+		if w.schemaVersion != s.schemas.version.Load() || len(g.registered) > 0 {
+			if err := validateCandidates(w.Events, g.schemaOf(s.schemas)); err != nil {
+				return err
+			}
+		}
+		if err := s.checkPreconditions(w, g); err != nil {
 			return err
 		}
 	}
-	return s.checkPreconditions(w, g)
+	if err := s.checkFences(w, g); err != nil {
+		return err
+	}
+	if w.Check != nil {
+		return w.Check(&Group{s: s, g: g})
+	}
+	return nil
 }
 
 // seal gives the candidates of an accepted write their ids, times and
 // hashes, continuing the group's chain.
 func (g *groupState) seal(w *writeRequest, now time.Time) {
-	w.records = make([]event.Record, len(w.candidates))
-	for i, c := range w.candidates {
+	if len(w.Events) == 0 {
+		return
+	}
+	w.records = make([]event.Record, len(w.Events))
+	for i, c := range w.Events {
 		t := event.NextTime(now, g.head.LastTime)
 		var r event.Record
 		g.buf, r = event.Seal(g.buf, c, g.head.Count, t, g.lastHash)
@@ -342,20 +350,19 @@ func (g *groupState) schemaOf(committed *registry) func(string) *schema.Schema {
 	}
 }
 
-// publish makes a committed group durable for readers and reports it.
+// publish makes a committed group durable for readers, runs the accepted
+// requests' Applied, and reports the group.
 func (s *Store) publish(g *groupState, start time.Time) {
 	done := time.Now()
-	s.head = g.head
-	if len(g.registered) > 0 {
-		types := make([]string, len(g.registrations))
-		for i, r := range g.registrations {
-			types[i] = r.Type
-		}
-		s.schemas.add(types, g.registered)
+	if !g.empty() {
+		s.head = g.head
+		s.advance(g.written)
+		s.rec.Committed(len(g.written), done.Sub(start))
 	}
-	s.advance(g.written)
-	s.rec.Committed(len(g.written), done.Sub(start))
 	for _, w := range g.accepted {
+		if w.Applied != nil {
+			w.Applied()
+		}
 		s.rec.Acknowledged(done.Sub(w.enqueued))
 	}
 }
@@ -380,38 +387,6 @@ func (s *Store) followBackend() {
 	default:
 		s.fail(err)
 	}
-}
-
-// checkRegistration refuses a second schema for a type, a schema beyond the
-// limit, and a schema that an event stored (since the caller's check) or
-// written earlier in the group does not match.
-func (s *Store) checkRegistration(r *registration, g *groupState) error {
-	if g.schemaOf(s.schemas)(r.eventType) != nil {
-		return ErrSchemaExists
-	}
-	// The registry holds exactly the committed schemas here: the writer
-	// has followed the backend's head under its lock (on PostgreSQL the
-	// other nodes' registrations with it), which no other node moves until
-	// this commit ends. Head.Schemas would tell the same on PostgreSQL, but
-	// Pebble does not keep it across a restart.
-	if s.schemas.full(len(g.registrations)) {
-		return ErrTooManySchemas
-	}
-	if err := s.validateStored(r.eventType, r.schema, r.validatedUpTo, s.head.Count); err != nil {
-		var conflict *ExistingConflictError
-		if errors.As(err, &conflict) {
-			return err
-		}
-		return newFailureError(err)
-	}
-	for _, w := range g.written {
-		if w.Type == r.eventType {
-			if err := validateRecord(w.Record, r.schema); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
 }
 
 // latest returns the id of the latest event of exactly subject, the

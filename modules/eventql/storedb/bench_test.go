@@ -16,7 +16,7 @@ import (
 // io.example.rare on /rare, the others of io.example.common.
 func benchStore(b *testing.B, n int) *store.Store {
 	b.Helper()
-	s := storetest.Open(b, b.TempDir(), nil)
+	s := storetest.Start(b, storetest.PebbleAt(b.TempDir(), nil))
 	b.Cleanup(func() { s.Close(context.Background()) })
 	data := []byte(`{"amount":1,"currency":"EUR","customer":"c-000001","note":"an ordinary event of a few hundred bytes","items":[{"sku":"a-1","qty":1}]}`)
 	for batch := 0; batch < n/1000; batch++ {

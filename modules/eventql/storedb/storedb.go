@@ -3,6 +3,7 @@ package storedb
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/eventstore-service/eventstore/modules/event"
 	"github.com/eventstore-service/eventstore/modules/eventql"
@@ -123,8 +124,10 @@ func (db *DB) EventTypes(ctx context.Context, fn func(eventql.EventType) error) 
 // Emit appends the complete JSON of r, signature included.
 func (db *DB) Emit(dst []byte, r event.Record) []byte { return db.emitter.Append(dst, r) }
 
-// Condition is an isEventQlQueryTrue precondition: an EventQL program
-// evaluated by the writer.
+// Condition is an isEventQlQueryTrue precondition of one write: an EventQL
+// program, evaluated on the durable state as often as the write needs
+// (store.Condition), all evaluations together within the time limit of
+// its options, which counts from the first.
 type Condition struct {
 	program *eventql.Program
 	emitter *event.Emitter
@@ -137,8 +140,11 @@ func NewCondition(program *eventql.Program, emitter *event.Emitter, opts eventql
 	return &Condition{program: program, emitter: emitter, opts: opts}
 }
 
-// Holds evaluates the program on state as eventql.md §13 says.
+// Holds evaluates the program on state as docs/eventql.md §13 says.
 func (c *Condition) Holds(ctx context.Context, state *store.View) (bool, error) {
+	if c.opts.Since.IsZero() {
+		c.opts.Since = time.Now()
+	}
 	return c.program.Holds(ctx, New(state, c.emitter), c.opts)
 }
 

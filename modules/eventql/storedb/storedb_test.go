@@ -36,7 +36,7 @@ func candidates(t testing.TB, cs ...eventqltest.Candidate) []event.Candidate {
 
 // libraryStore writes the conformance data set to a new store in dir.
 func libraryStore(t *testing.T, dir string) *store.Store {
-	s := storetest.Open(t, dir, nil)
+	s := storetest.Start(t, storetest.PebbleAt(dir, nil))
 	if _, err := s.Write(context.Background(), candidates(t, eventqltest.Load(t).Dataset.Events...), nil); err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +86,7 @@ func TestConformanceOnTheStore(t *testing.T) {
 	if err := s.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	s = storetest.Open(t, dir, nil)
+	s = storetest.Start(t, storetest.PebbleAt(dir, nil))
 	defer s.Close(context.Background())
 	check("storage")
 
@@ -168,11 +168,43 @@ func TestPreconditionTimeLimit(t *testing.T) {
 	}
 }
 
+// TestPreconditionTimeLimitSpansRounds keeps sending a write back (every
+// round another write changes what its condition reads): its evaluations
+// together end at the condition's time limit, counted from the first, with
+// the time limit's error; the writes beside it all commit.
+func TestPreconditionTimeLimitSpansRounds(t *testing.T) {
+	s := storetest.Start(t, storetest.PebbleAt(t.TempDir(), nil))
+	p, err := eventql.Compile(`FROM e IN events WHERE e.subject == "/hot" PROJECT INTO COUNT() >= 0`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hot := []event.Candidate{{Source: "https://x.example", Subject: "/hot", Type: "io.example.x", Data: []byte(`{}`)}}
+	c := &countingCondition{Condition: storedb.NewCondition(p, emitter, eventql.Options{TimeLimit: 300 * time.Millisecond})}
+	c.after = func() { // each verdict goes stale before the writer sees it
+		if _, err := s.Write(context.Background(), hot, nil); err != nil {
+			t.Error(err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	start := time.Now()
+	_, err = s.Write(context.Background(), hot, []store.Precondition{{Kind: store.ConditionHolds, Condition: c}})
+	took := time.Since(start)
+	if err == nil || err.Error() != "invalid precondition: query failed: time limit of 300ms exceeded" {
+		t.Fatalf("error %v, want the time limit", err)
+	}
+	if n := c.evaluations.Load(); n < 5 || took > 5*time.Second {
+		t.Fatalf("%d evaluations in %v", n, took)
+	}
+	if got := s.Durable(); got != uint64(c.evaluations.Load()) {
+		t.Fatalf("%d events, want the %d writes beside the condition", got, c.evaluations.Load())
+	}
+}
+
 // TestPreconditionRace lets concurrent writers race for the same subject,
 // each guarded by COUNT() == 0 on it: exactly one may win every round,
 // whether the writes share a commit group or not.
 func TestPreconditionRace(t *testing.T) {
-	s := storetest.Open(t, t.TempDir(), nil)
+	s := storetest.Start(t, storetest.PebbleAt(t.TempDir(), nil))
 	defer s.Close(context.Background())
 	const writers, rounds = 16, 20
 	for round := range rounds {
@@ -215,11 +247,16 @@ func TestPreconditionRace(t *testing.T) {
 type countingCondition struct {
 	*storedb.Condition
 	evaluations atomic.Int32
+	after       func() // unless nil, runs after each evaluation
 }
 
 func (c *countingCondition) Holds(ctx context.Context, v *store.View) (bool, error) {
 	c.evaluations.Add(1)
-	return c.Condition.Holds(ctx, v)
+	holds, err := c.Condition.Holds(ctx, v)
+	if c.after != nil {
+		c.after()
+	}
+	return holds, err
 }
 
 // TestHeavyPreconditionHoldsUpOnlyItsOwnWrite runs a slow query
@@ -227,7 +264,7 @@ func (c *countingCondition) Holds(ctx context.Context, v *store.View) (bool, err
 // not held up, and, as they are not among what the query reads, the query
 // is evaluated once.
 func TestHeavyPreconditionHoldsUpOnlyItsOwnWrite(t *testing.T) {
-	s := storetest.Open(t, t.TempDir(), nil)
+	s := storetest.Start(t, storetest.PebbleAt(t.TempDir(), nil))
 	defer s.Close(context.Background())
 	batch := make([]event.Candidate, 1000)
 	for i := range batch {

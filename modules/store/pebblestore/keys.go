@@ -15,11 +15,17 @@ import (
 //	t <ancestor> 0x00 <id>                 tree index: one per proper ancestor other than "/"
 //	p <subject> 0x00 <type> 0x00 <id>      subject and type index
 //	y <type> 0x00 <id>                     type index
-//	s <type>                               the schema registered for the type
-//	o <n>                                  the type of the n-th schema registered (from 0),
-//	                                       keeping the registration order
-//	m head                                 the head: count, last hash, last time
+//	v <space> 0x00 <key>                   a record of feature state: its version
+//	                                       (8 bytes) and its value (state.go)
+//	m head                                 the head: count, last hash, last time,
+//	                                       state changes (Head.States)
 //	m restoring                            present while a restore writes the log
+//
+// Format version 1 kept the registered schemas under keys of their own,
+// which its migration (format.go) moves into the feature state:
+//
+//	s <type>                               the schema registered for the type
+//	o <n>                                  the type of the n-th schema registered (from 0)
 //
 // Ids are 8-byte big-endian, so they sort numerically.
 const (
@@ -29,8 +35,9 @@ const (
 	spaceSubjectType = 'p'
 	spaceType        = 'y'
 	spaceMeta        = 'm'
-	spaceSchema      = 's'
-	spaceSchemaOrder = 'o'
+	spaceState       = 'v'
+	spaceSchemaV1    = 's'
+	spaceOrderV1     = 'o'
 
 	subjectSeparator = 0x01
 	terminator       = 0x00

@@ -22,7 +22,7 @@ const (
 // logger adapts Pebble's logger to zap.
 //
 // Infof is DEBUG. Errorf is ERROR, its repeats rate-limited: on a full disk
-// Pebble retries a failing flush about 90 times a second, so an error is
+// Pebble retries a failing flush many times a second, so an error is
 // logged the first time and then at most once per interval, with the number
 // of repeats left out since the line before ("suppressed"). Repeats are
 // errors whose message differs only in its numbers (job ids, file numbers).

@@ -53,7 +53,7 @@ func commitOne(t *testing.T, b *Backend, head store.Head) (store.Head, error) {
 	if err != nil {
 		return next, err
 	}
-	return next, tx.Commit([]store.Written{{Record: r, Subject: c.Subject, Type: c.Type}}, next, nil)
+	return next, tx.Commit(store.Batch{Records: []store.Written{{Record: r, Subject: c.Subject, Type: c.Type}}, Head: next})
 }
 
 func TestErrorRepeatsAreRateLimited(t *testing.T) {

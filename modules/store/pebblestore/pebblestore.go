@@ -7,8 +7,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -45,7 +43,7 @@ type Options struct {
 	MaxOpenFiles int
 	// Format is the format version of the store in the directory, which
 	// Open migrates to FormatVersion; 0 is FormatVersion (a new store).
-	Format int
+	Format Format
 }
 
 // Backend is the Pebble storage backend. Only the store that opened it
@@ -56,6 +54,7 @@ type Backend struct {
 	keyBuf        []byte      // scratch of commits, used by the writer goroutine only
 	batchPostings *postings   // the postings of a commit, reused; writer goroutine only
 	head          *store.Head // the last committed head, once known; writer goroutine only
+	format        Format      // the format version of the store: FormatVersion, or older read-only
 }
 
 var _ store.Backend = (*Backend)(nil)
@@ -67,7 +66,7 @@ func Open(dir string, log *zap.Logger, opts Options) (*Backend, error) {
 	if opts.Format == 0 {
 		opts.Format = FormatVersion
 	}
-	if err := checkFormat(opts.Format, opts.ReadOnly); err != nil {
+	if err := checkFormat(opts.Format); err != nil {
 		return nil, err
 	}
 	if opts.CacheSize == 0 {
@@ -96,6 +95,9 @@ func Open(dir string, log *zap.Logger, opts Options) (*Backend, error) {
 		if db, err = pebble.Open(dir, pebbleOpts); err != nil {
 			return err
 		}
+		if opts.ReadOnly {
+			return nil // read as it is (compat.go)
+		}
 		return migrate(db, opts.Format)
 	})
 	if err != nil {
@@ -104,7 +106,11 @@ func Open(dir string, log *zap.Logger, opts Options) (*Backend, error) {
 		}
 		return nil, fmt.Errorf("open pebble store in %s: %w", dir, err)
 	}
-	return &Backend{db: db, batchPostings: newPostings()}, nil
+	b := &Backend{db: db, batchPostings: newPostings(), format: FormatVersion}
+	if opts.ReadOnly {
+		b.format = opts.Format
+	}
+	return b, nil
 }
 
 // Close closes the Pebble database.
@@ -127,13 +133,9 @@ func readHead(r pebble.Reader) (store.Head, error) {
 		return store.Head{}, fmt.Errorf("read head: %w", err)
 	}
 	defer closer.Close()
-	if len(value) != 8+32+8 {
-		return store.Head{}, fmt.Errorf("head record has %d bytes, want 48", len(value))
-	}
-	head := store.Head{
-		Count:    binary.BigEndian.Uint64(value[:8]),
-		LastHash: hex.EncodeToString(value[8:40]),
-		LastTime: time.Unix(0, int64(binary.BigEndian.Uint64(value[40:]))).UTC(),
+	head, err := decodeHead(value)
+	if err != nil {
+		return store.Head{}, err
 	}
 	_, restoring, err := r.Get(restoringKey)
 	switch {
@@ -155,6 +157,13 @@ func (b *Backend) Reset() error {
 	return err
 }
 
+// headSize is the size of the head record: count, last hash, last time,
+// state changes; format version 1 had no state changes (headSizeV1).
+const (
+	headSize   = 8 + 32 + 8 + 8
+	headSizeV1 = 8 + 32 + 8
+)
+
 func encodeHead(h store.Head) ([]byte, error) {
 	hash, err := hex.DecodeString(h.LastHash)
 	if err != nil || len(hash) != 32 {
@@ -162,7 +171,25 @@ func encodeHead(h store.Head) ([]byte, error) {
 	}
 	value := binary.BigEndian.AppendUint64(nil, h.Count)
 	value = append(value, hash...)
-	return binary.BigEndian.AppendUint64(value, uint64(h.LastTime.UnixNano())), nil
+	value = binary.BigEndian.AppendUint64(value, uint64(h.LastTime.UnixNano()))
+	return binary.BigEndian.AppendUint64(value, h.States), nil
+}
+
+// decodeHead decodes a head record (without its Restoring mark); one of
+// format version 1 gives States 0.
+func decodeHead(value []byte) (store.Head, error) {
+	if len(value) != headSize && len(value) != headSizeV1 {
+		return store.Head{}, fmt.Errorf("head record has %d bytes, want %d", len(value), headSize)
+	}
+	head := store.Head{
+		Count:    binary.BigEndian.Uint64(value[:8]),
+		LastHash: hex.EncodeToString(value[8:40]),
+		LastTime: time.Unix(0, int64(binary.BigEndian.Uint64(value[40:48]))).UTC(),
+	}
+	if len(value) == headSize {
+		head.States = binary.BigEndian.Uint64(value[48:])
+	}
+	return head, nil
 }
 
 // Begin starts a commit after the last committed head, which only this
@@ -178,7 +205,10 @@ func (b *Backend) Begin(context.Context, uint64) (store.Tx, error) {
 	return &tx{b: b, head: *b.head}, nil
 }
 
-// Changes returns nil: nothing but this store writes the Pebble store.
+// Shared returns false: nothing but this store writes the Pebble store.
+func (b *Backend) Shared() bool { return false }
+
+// Changes returns nil: the backend is not shared.
 func (b *Backend) Changes() <-chan struct{} { return nil }
 
 // tx is a commit of the Pebble backend.
@@ -191,18 +221,21 @@ func (t *tx) Head() store.Head          { return t.head }
 func (t *tx) Rollback()                 {}
 func (t *tx) Followed() []store.Written { return nil }
 
-// Commit writes the records, their index entries, the schemas and the head
-// in one synced batch.
-func (t *tx) Commit(records []store.Written, head store.Head, schemas []store.SchemaWritten) error {
-	if err := guarded(func() error { return t.b.commit(records, head, schemas) }); err != nil {
+// Commit writes the records, their index entries, the feature state and
+// the head in one synced batch.
+func (t *tx) Commit(b store.Batch) error {
+	if err := guarded(func() error { return t.b.commit(b.Records, b.State, b.Head) }); err != nil {
 		return err
 	}
-	t.b.head = &head
+	t.b.head = &b.Head
 	return nil
 }
 
-func (b *Backend) commit(records []store.Written, head store.Head, schemas []store.SchemaWritten) error {
+func (b *Backend) commit(records []store.Written, state []store.StateRecord, head store.Head) error {
 	size := 64
+	for _, r := range state {
+		size += len(r.Space) + len(r.Key) + len(r.Value) + 16
+	}
 	for _, w := range records {
 		size += len(w.Record.JSON) + 5*(len(w.Subject)+len(w.Type)+32)
 	}
@@ -234,7 +267,7 @@ func (b *Backend) commit(records []store.Written, head store.Head, schemas []sto
 			return err
 		}
 	}
-	if err := b.setSchemas(batch, schemas); err != nil {
+	if err := setState(batch, state); err != nil {
 		return err
 	}
 	b.keyBuf = k
@@ -299,77 +332,6 @@ func (b *Backend) LatestID(subject, eventType string, maxID uint64) (uint64, boo
 		}
 	}
 	return 0, false, nil
-}
-
-// setSchemas adds the schemas to batch, each with its place in the
-// registration order after the last one stored.
-func (b *Backend) setSchemas(batch *pebble.Batch, schemas []store.SchemaWritten) error {
-	if len(schemas) == 0 {
-		return nil
-	}
-	it, err := b.db.NewIter(&pebble.IterOptions{LowerBound: []byte{spaceSchemaOrder}, UpperBound: []byte{spaceSchemaOrder + 1}})
-	if err != nil {
-		return err
-	}
-	next := uint64(0)
-	if it.Last() {
-		next = idOf(it.Key()) + 1
-	}
-	if err := errors.Join(it.Error(), it.Close()); err != nil {
-		return err
-	}
-	for i, sw := range schemas {
-		if err := batch.Set(append([]byte{spaceSchema}, sw.Type...), sw.Raw, nil); err != nil {
-			return err
-		}
-		if err := batch.Set(appendID([]byte{spaceSchemaOrder}, next+uint64(i)), []byte(sw.Type), nil); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// Schemas returns every registered schema in registration order. Schemas
-// stored before the order was kept come first, by type.
-func (b *Backend) Schemas() ([]store.SchemaWritten, error) {
-	raw := map[string][]byte{}
-	if err := b.scan(spaceSchema, func(key, value []byte) {
-		raw[string(key[1:])] = bytes.Clone(value)
-	}); err != nil {
-		return nil, err
-	}
-	var ordered []string
-	placed := map[string]bool{}
-	if err := b.scan(spaceSchemaOrder, func(_, value []byte) {
-		ordered = append(ordered, string(value))
-		placed[string(value)] = true
-	}); err != nil {
-		return nil, err
-	}
-	out := make([]store.SchemaWritten, 0, len(raw))
-	for _, t := range slices.Sorted(maps.Keys(raw)) {
-		if !placed[t] {
-			out = append(out, store.SchemaWritten{Type: t, Raw: raw[t]})
-		}
-	}
-	for _, t := range ordered {
-		if r, ok := raw[t]; ok {
-			out = append(out, store.SchemaWritten{Type: t, Raw: r})
-		}
-	}
-	return out, nil
-}
-
-// scan calls fn with every key and value of a key space, in key order.
-func (b *Backend) scan(space byte, fn func(key, value []byte)) error {
-	it, err := b.db.NewIter(&pebble.IterOptions{LowerBound: []byte{space}, UpperBound: []byte{space + 1}})
-	if err != nil {
-		return err
-	}
-	for ok := it.First(); ok; ok = it.Next() {
-		fn(it.Key(), it.Value())
-	}
-	return errors.Join(it.Error(), it.Close())
 }
 
 // SizeOnDisk returns the bytes of Pebble's files.

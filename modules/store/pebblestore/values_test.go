@@ -12,6 +12,7 @@ import (
 
 	"github.com/eventstore-service/eventstore/modules/event"
 	"github.com/eventstore-service/eventstore/modules/store"
+	"github.com/eventstore-service/eventstore/modules/store/verify"
 )
 
 // TestRecordsLiveInBlobFiles writes events through many flushes, compacts
@@ -82,7 +83,7 @@ func TestRecordsLiveInBlobFiles(t *testing.T) {
 		must(t, closer.Close())
 	}
 	must(t, db.Close())
-	if count, err := verifyWith(t, dir, store.VerifyOptions{}); err != nil || count != n {
+	if count, err := verifyWith(t, dir, verify.Options{}); err != nil || count != n {
 		t.Fatalf("verify: %d events, %v; want %d", count, err, n)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/eventstore-service/eventstore/modules/event"
 	"github.com/eventstore-service/eventstore/modules/schema"
 	"github.com/eventstore-service/eventstore/modules/store"
+	"github.com/eventstore-service/eventstore/modules/store/verify"
 )
 
 // verifyBenchEvents is the size of the store BenchmarkVerify checks.
@@ -72,7 +73,7 @@ func BenchmarkVerify(b *testing.B) {
 		b.ReportAllocs()
 		b.ResetTimer()
 		for range b.N {
-			n, err := store.Verify(context.Background(), backend, store.VerifyOptions{})
+			n, err := verify.Verify(context.Background(), backend, verify.Options{})
 			if err != nil || n != verifyBenchEvents {
 				b.Fatalf("verified %d events: %v", n, err)
 			}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/eventstore-service/eventstore/modules/event"
 	"github.com/eventstore-service/eventstore/modules/store"
+	"github.com/eventstore-service/eventstore/modules/store/verify"
 )
 
 // filledDir writes 20 events on a few subjects into a new store, one per
@@ -45,14 +46,14 @@ func writtenDir(t *testing.T, n, batch int) string {
 }
 
 // verifyWith verifies the store in dir, opened read-only, with opts.
-func verifyWith(t *testing.T, dir string, opts store.VerifyOptions) (uint64, error) {
+func verifyWith(t *testing.T, dir string, opts verify.Options) (uint64, error) {
 	t.Helper()
 	b, err := Open(dir, zap.NewNop(), Options{ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	return store.Verify(context.Background(), b, opts)
+	return verify.Verify(context.Background(), b, opts)
 }
 
 // tamper changes the raw Pebble store in dir.
@@ -69,7 +70,7 @@ func tamper(t *testing.T, dir string, change func(b *Backend)) {
 }
 
 func TestVerify(t *testing.T) {
-	if n, err := verifyWith(t, filledDir(t), store.VerifyOptions{}); err != nil || n != 20 {
+	if n, err := verifyWith(t, filledDir(t), verify.Options{}); err != nil || n != 20 {
 		t.Fatalf("intact store: %d events, %v", n, err)
 	}
 
@@ -102,7 +103,7 @@ func TestVerify(t *testing.T) {
 			value, _ := encodeHead(h)
 			must(t, b.db.Set(headKey, value, nil))
 		}, "head says 21 events"},
-	}, store.VerifyOptions{})
+	}, verify.Options{})
 }
 
 // damage is a change to a stopped store and the problem Verify must name
@@ -115,7 +116,7 @@ type damage struct {
 
 // checkDamages makes each damage to a new store that fill writes, and
 // checks that Verify names it with each of opts.
-func checkDamages(t *testing.T, fill func(t *testing.T) string, damages []damage, opts ...store.VerifyOptions) {
+func checkDamages(t *testing.T, fill func(t *testing.T) string, damages []damage, opts ...verify.Options) {
 	t.Helper()
 	for _, d := range damages {
 		t.Run(d.name, func(t *testing.T) {
@@ -154,7 +155,7 @@ func changeData(t *testing.T, b *Backend, id uint64) {
 func TestVerifyInChunks(t *testing.T) {
 	const n = 5000
 	intact := writtenDir(t, n, 500)
-	if got, err := verifyWith(t, intact, store.VerifyOptions{Workers: 8}); err != nil || got != n {
+	if got, err := verifyWith(t, intact, verify.Options{Workers: 8}); err != nil || got != n {
 		t.Fatalf("intact store: %d events, %v", got, err)
 	}
 	checkDamages(t, func(t *testing.T) string { return writtenDir(t, n, 500) }, []damage{
@@ -177,7 +178,7 @@ func TestVerifyInChunks(t *testing.T) {
 		{"last events missing", func(t *testing.T, b *Backend) {
 			must(t, b.db.DeleteRange(eventKey(nil, n-10), eventKey(nil, n), nil))
 		}, fmt.Sprintf("head says %d events", n)},
-	}, store.VerifyOptions{Workers: 1}, store.VerifyOptions{Workers: 3}, store.VerifyOptions{Workers: 8})
+	}, verify.Options{Workers: 1}, verify.Options{Workers: 3}, verify.Options{Workers: 8})
 }
 
 // TestVerifySnapshot verifies the first events of a store as a snapshot of
@@ -191,7 +192,7 @@ func TestVerifySnapshot(t *testing.T) {
 		head = store.Head{Count: 10, LastHash: r.Hash()}
 	})
 	var progress []uint64
-	n, err := verifyWith(t, dir, store.VerifyOptions{Head: &head, Progress: func(checked uint64) { progress = append(progress, checked) }})
+	n, err := verifyWith(t, dir, verify.Options{Head: &head, Progress: func(checked uint64) { progress = append(progress, checked) }})
 	if err != nil || n != 10 {
 		t.Fatalf("snapshot of 10 events: %d events, %v", n, err)
 	}
@@ -199,18 +200,18 @@ func TestVerifySnapshot(t *testing.T) {
 		t.Fatalf("progress %v, want it to end at 10", progress)
 	}
 	wrong := store.Head{Count: 10, LastHash: event.ZeroHash}
-	if _, err := verifyWith(t, dir, store.VerifyOptions{Head: &wrong}); err == nil || !strings.Contains(err.Error(), "head says 10 events ending in "+event.ZeroHash) {
+	if _, err := verifyWith(t, dir, verify.Options{Head: &wrong}); err == nil || !strings.Contains(err.Error(), "head says 10 events ending in "+event.ZeroHash) {
 		t.Fatalf("snapshot with a wrong head hash: %v", err)
 	}
 	empty := store.Head{LastHash: event.ZeroHash}
-	if n, err := verifyWith(t, dir, store.VerifyOptions{Head: &empty}); err != nil || n != 0 {
+	if n, err := verifyWith(t, dir, verify.Options{Head: &empty}); err != nil || n != 0 {
 		t.Fatalf("empty snapshot: %d events, %v", n, err)
 	}
 
 	tamper(t, dir, func(b *Backend) {
 		must(t, b.db.Set(appendID(typePrefix(nil, "io.example.ghost"), 20), nil, nil))
 	})
-	if _, err := verifyWith(t, dir, store.VerifyOptions{Head: &head}); err == nil || !strings.Contains(err.Error(), "lists event 20 beyond the log") {
+	if _, err := verifyWith(t, dir, verify.Options{Head: &head}); err == nil || !strings.Contains(err.Error(), "lists event 20 beyond the log") {
 		t.Fatalf("snapshot with an index entry beyond the log: %v", err)
 	}
 }
@@ -224,7 +225,7 @@ func TestVerifyStops(t *testing.T) {
 	}
 	defer b.Close()
 	ctx, cancel := context.WithCancel(context.Background())
-	n, err := store.Verify(ctx, b, store.VerifyOptions{Progress: func(uint64) { cancel() }})
+	n, err := verify.Verify(ctx, b, verify.Options{Progress: func(uint64) { cancel() }})
 	if !errors.Is(err, context.Canceled) || n >= 3000 {
 		t.Fatalf("cancelled verification: %d events, %v", n, err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/eventstore-service/eventstore/modules/event"
+	"github.com/eventstore-service/eventstore/modules/schema"
 	"github.com/eventstore-service/eventstore/modules/store"
 	"github.com/eventstore-service/eventstore/modules/store/pgstore"
 	"github.com/eventstore-service/eventstore/modules/store/storetest"
@@ -37,7 +38,7 @@ func TestVersion1IsMigrated(t *testing.T) {
 
 	// Back to version 1, as a release of that version left it.
 	database := databaseOf(url)
-	if err := pg.Cluster(t).Exec(context.Background(), database, `DROP TABLE eventstore.subject_runs, eventstore.type_runs;
+	if err := pg.Cluster(t).Exec(context.Background(), database, backToVersion3+`DROP TABLE eventstore.subject_runs, eventstore.type_runs;
 CREATE INDEX events_subject ON eventstore.events (subject, id);
 CREATE INDEX events_type ON eventstore.events (type, id);
 CREATE INDEX events_subject_type ON eventstore.events (subject, type, id);
@@ -92,6 +93,73 @@ FROM eventstore.meta WHERE key = 'version'`).Scan(&version, &indexes, &subjectRu
 	if n := verify(t, url); n != 15 {
 		t.Fatalf("verify after the migration: %d events", n)
 	}
+}
+
+// backToVersion3 turns a database of version 4 into one of version 3 as a
+// release of that version left it: the schemas in a table of their own
+// (in the order of the versions of their records), the head counting them.
+const backToVersion3 = `
+CREATE TABLE eventstore.schemas (
+	event_type text COLLATE "C" PRIMARY KEY,
+	raw bytea NOT NULL,
+	commits bigint NOT NULL,
+	position bigint GENERATED ALWAYS AS IDENTITY
+);
+INSERT INTO eventstore.schemas (event_type, raw, commits)
+SELECT key, value, 1 FROM eventstore.state WHERE space = 'schema' ORDER BY version;
+DROP TABLE eventstore.state, eventstore.commit_markers;
+ALTER TABLE eventstore.head RENAME COLUMN state_count TO schema_count;
+UPDATE eventstore.head SET schema_count = (SELECT count(*) FROM eventstore.schemas);
+UPDATE eventstore.meta SET value = '3' WHERE key = 'version';
+`
+
+// TestVersion3IsMigrated opens a database of schema version 3, whose
+// schemas had a table of their own: the node migrates them into feature
+// state, in registration order, and enforces them.
+func TestVersion3IsMigrated(t *testing.T) {
+	url := pg.Database(t)
+	s := node(t, url)
+	for _, eventType := range []string{"io.example.z", "io.example.a"} {
+		if err := s.RegisterSchema(context.Background(), eventType, mustSchema(t, `{"type":"object","properties":{"n":{"type":"number"}},"required":["n"]}`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	storetest.Close(t, s)
+	if err := pg.Cluster(t).Exec(context.Background(), databaseOf(url), backToVersion3); err != nil {
+		t.Fatal(err)
+	}
+
+	s = node(t, url)
+	var types []string
+	for _, sw := range s.View().Schemas() {
+		types = append(types, sw.Type)
+	}
+	if want := []string{"io.example.z", "io.example.a"}; !slices.Equal(types, want) {
+		t.Fatalf("schemas after the migration: %v, want %v", types, want)
+	}
+	var conflict *store.CandidateConflictError
+	if _, err := s.Write(context.Background(), []event.Candidate{{Source: "https://example.com", Subject: "/a", Type: "io.example.a", Data: []byte(`{}`)}}, nil); !errors.As(err, &conflict) {
+		t.Fatalf("write that breaks a migrated schema: %v", err)
+	}
+	if err := s.RegisterSchema(context.Background(), "io.example.a", mustSchema(t, `{"type":"object","properties":{}}`)); !errors.Is(err, store.ErrSchemaExists) {
+		t.Fatalf("second registration after the migration: %v", err)
+	}
+	if r, found, err := s.State(store.SchemaSpace, "io.example.a"); err != nil || !found || r.Version != 2 {
+		t.Fatalf("state of a migrated schema: %+v %v %v", r, found, err)
+	}
+	storetest.Close(t, s)
+	if n := verify(t, url); n != 0 {
+		t.Fatalf("verify after the migration: %d events", n)
+	}
+}
+
+func mustSchema(t *testing.T, raw string) *schema.Schema {
+	t.Helper()
+	sch, err := schema.Compile([]byte(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sch
 }
 
 func ids(records []event.Record) []uint64 {

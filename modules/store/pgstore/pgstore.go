@@ -212,6 +212,9 @@ func (b *Backend) Close() error {
 // service that all nodes on the database form.
 func (b *Backend) ServiceID() string { return b.serviceID }
 
+// Shared returns true but for a snapshot: other nodes write the database.
+func (b *Backend) Shared() bool { return b.listener != nil }
+
 // Changes receives after other nodes committed (and after the listening
 // connection was lost, when a notification may have been missed).
 func (b *Backend) Changes() <-chan struct{} {
@@ -225,17 +228,17 @@ func (b *Backend) Changes() <-chan struct{} {
 func (b *Backend) Head() (store.Head, error) {
 	ctx, cancel := b.live.timeout()
 	defer cancel()
-	return scanHead(b.q.QueryRow(ctx, "SELECT event_count, last_hash, last_time_ns, commits, schema_count, restoring FROM eventstore.head"))
+	return scanHead(b.q.QueryRow(ctx, "SELECT event_count, last_hash, last_time_ns, commits, state_count, restoring FROM eventstore.head"))
 }
 
 func scanHead(row pgx.Row) (store.Head, error) {
-	var count, ns, commits, schemas int64
+	var count, ns, commits, states int64
 	var hash string
 	var restoring bool
-	if err := row.Scan(&count, &hash, &ns, &commits, &schemas, &restoring); err != nil {
+	if err := row.Scan(&count, &hash, &ns, &commits, &states, &restoring); err != nil {
 		return store.Head{}, wrap(err, "read head")
 	}
-	h := store.Head{Count: uint64(count), LastHash: hash, Commits: uint64(commits), Schemas: uint64(schemas), Restoring: restoring}
+	h := store.Head{Count: uint64(count), LastHash: hash, Commits: uint64(commits), States: uint64(states), Restoring: restoring}
 	if count > 0 {
 		h.LastTime = time.Unix(0, ns).UTC()
 	}
@@ -243,7 +246,7 @@ func scanHead(row pgx.Row) (store.Head, error) {
 }
 
 // Reset empties the database's log in one transaction under the head's
-// lock: events, their runs, subjects, event types, schemas; the head
+// lock: events, their runs, subjects, event types, feature state; the head
 // starts over (its commit count goes on, so that the other nodes notice).
 func (b *Backend) Reset() error {
 	if b.snapshot != nil {
@@ -254,8 +257,8 @@ func (b *Backend) Reset() error {
 	err := pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
 		batch := &pgx.Batch{}
 		batch.Queue("SELECT 1 FROM eventstore.head FOR UPDATE")
-		batch.Queue("TRUNCATE eventstore.events, eventstore.subject_runs, eventstore.type_runs, eventstore.subjects, eventstore.event_types, eventstore.schemas")
-		batch.Queue("UPDATE eventstore.head SET event_count = 0, last_hash = $1, last_time_ns = 0, commits = commits + 1, schema_count = 0, restoring = false", event.ZeroHash)
+		batch.Queue("TRUNCATE eventstore.events, eventstore.subject_runs, eventstore.type_runs, eventstore.subjects, eventstore.event_types, eventstore.state")
+		batch.Queue("UPDATE eventstore.head SET event_count = 0, last_hash = $1, last_time_ns = 0, commits = commits + 1, state_count = 0, restoring = false", event.ZeroHash)
 		batch.Queue("SELECT pg_notify($1, $2)", channel, b.instance)
 		return tx.SendBatch(ctx, batch).Close()
 	})

@@ -11,12 +11,16 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/eventstore-service/eventstore/modules/event"
+	"github.com/eventstore-service/eventstore/modules/store"
 )
 
 // SchemaVersion is the version of the database schema this binary uses.
 // The database records its version in eventstore.meta; Open migrates an
 // older one, one step per version, and refuses a newer one.
-const SchemaVersion = 3
+const SchemaVersion Version = 4
+
+// Version is a version of the database schema.
+type Version int
 
 // Schema is the PostgreSQL schema that holds the tables.
 const Schema = "eventstore"
@@ -28,7 +32,7 @@ const migrationLock = 0x6576656e7473 // "events"
 // VersionError reports a database whose schema version this binary cannot use.
 type VersionError struct {
 	// Version is the database's schema version.
-	Version int
+	Version Version
 }
 
 // Error names both versions and what to do.
@@ -45,6 +49,7 @@ var migrations = []func(ctx context.Context, tx pgx.Tx) error{
 	0: createSchema,
 	1: dropSubjectTypeIndex,
 	2: indexByRuns,
+	3: featureState,
 }
 
 // createSchema creates the tables of version 1:
@@ -147,6 +152,36 @@ DROP INDEX eventstore.events_type;
 	return err
 }
 
+// featureState moves version 3 to 4: the registered schemas become
+// records of feature state (store.SchemaSpace), versioned 1, 2, … in their
+// registration order, and the head counts state changes instead of schemas:
+//
+//	state          every record of feature state: space, key, value, version
+//	commit_markers per node instance, the number of its last commit without
+//	               events, which tells a commit whose answer was lost apart
+//	               (tx.go, marker)
+func featureState(ctx context.Context, tx pgx.Tx) error {
+	_, err := tx.Exec(ctx, `
+CREATE TABLE eventstore.state (
+	space text COLLATE "C" NOT NULL,
+	key text COLLATE "C" NOT NULL,
+	value bytea NOT NULL,
+	version bigint NOT NULL,
+	PRIMARY KEY (space, key)
+);
+CREATE TABLE eventstore.commit_markers (
+	instance text PRIMARY KEY,
+	commits bigint NOT NULL
+);
+INSERT INTO eventstore.state (space, key, value, version)
+SELECT '`+store.SchemaSpace+`', event_type, raw, row_number() OVER (ORDER BY position) FROM eventstore.schemas;
+ALTER TABLE eventstore.head RENAME COLUMN schema_count TO state_count;
+UPDATE eventstore.head SET state_count = (SELECT count(*) FROM eventstore.schemas);
+DROP TABLE eventstore.schemas;
+`)
+	return err
+}
+
 // migrate creates or migrates the schema under the advisory lock, unless
 // readOnly, and returns the service id.
 func migrate(ctx context.Context, pool *pgxpool.Pool, readOnly bool) (string, error) {
@@ -182,7 +217,7 @@ CREATE TABLE IF NOT EXISTS eventstore.meta (key text PRIMARY KEY, value text NOT
 				return err
 			}
 			_, err := tx.Exec(ctx, `INSERT INTO eventstore.meta VALUES ('version', $1)
-ON CONFLICT (key) DO UPDATE SET value = excluded.value`, strconv.Itoa(v+1))
+ON CONFLICT (key) DO UPDATE SET value = excluded.value`, strconv.Itoa(int(v+1)))
 			return err
 		}); err != nil {
 			return "", wrap(err, "migrate schema version %d to %d", v, v+1)
@@ -197,7 +232,7 @@ ON CONFLICT (key) DO UPDATE SET value = excluded.value`, strconv.Itoa(v+1))
 
 // schemaVersion returns the recorded schema version, 0 for a database
 // without the schema.
-func schemaVersion(ctx context.Context, conn *pgx.Conn) (int, error) {
+func schemaVersion(ctx context.Context, conn *pgx.Conn) (Version, error) {
 	var exists bool
 	if err := conn.QueryRow(ctx, "SELECT to_regclass('eventstore.meta') IS NOT NULL").Scan(&exists); err != nil {
 		return 0, wrap(err, "look for the schema")
@@ -217,5 +252,5 @@ func schemaVersion(ctx context.Context, conn *pgx.Conn) (int, error) {
 	if err != nil || v < 1 {
 		return 0, fmt.Errorf("the database records the schema version %q, not a positive number", raw)
 	}
-	return v, nil
+	return Version(v), nil
 }

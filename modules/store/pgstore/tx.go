@@ -34,8 +34,8 @@ const followLimit = 8192
 // on (those other nodes committed since the store last looked; up to
 // followLimit): what the store must know before it checks the group. Their
 // records the store reads when a reader asks for them (store.Tx.Followed):
-// reading them with the lock held took a third of a commit's time under it
-// with three nodes writing batches, and nobody may read them. While the
+// reading them with the lock held would lengthen every commit under it, and
+// nobody may read them (docs/performance.md, PostgreSQL mode). While the
 // database does not answer (liveness) it fails at once.
 func (b *Backend) Begin(ctx context.Context, known uint64) (store.Tx, error) {
 	if b.snapshot != nil {
@@ -54,7 +54,7 @@ func (b *Backend) Begin(ctx context.Context, known uint64) (store.Tx, error) {
 	}
 	batch := &pgx.Batch{}
 	batch.Queue("BEGIN")
-	batch.Queue("SELECT event_count, last_hash, last_time_ns, commits, schema_count, restoring FROM eventstore.head FOR UPDATE")
+	batch.Queue("SELECT event_count, last_hash, last_time_ns, commits, state_count, restoring FROM eventstore.head FOR UPDATE")
 	batch.Queue("SELECT id, subject, type FROM eventstore.events WHERE id >= $1 ORDER BY id LIMIT $2", toInt64(known), followLimit)
 	results := conn.SendBatch(ctx, batch)
 	_, err = results.Exec()
@@ -137,20 +137,20 @@ func (t *tx) Rollback() {
 // copyMin is the least number of events a commit copies into
 // eventstore.events with COPY instead of inserting them with INSERT …
 // unnest in the commit's batch. COPY costs a round trip more, but
-// PostgreSQL's time per event drops by a third: on the events table with
-// its indexes, commits of 1,600 events took 7.4 µs per event against 11.2,
-// of 512 events 8.6 against 10.5, of 256 about the same, of 16 events
-// 0.77 ms against 0.55 ms.
+// PostgreSQL spends less time per event on it: for large groups that wins,
+// for small ones the round trip loses; this is where the two met when it
+// was measured (docs/performance.md, PostgreSQL mode).
 const copyMin = 256
 
-// Commit inserts the records, their subjects and types, the schemas and
-// the new head, notifies the other nodes and commits, all in one round
+// Commit inserts the records, their subjects and types, the feature state
+// and the new head, notifies the other nodes and commits, all in one round
 // trip after copying the records of a large group (copyMin). When the
 // connection breaks after COMMIT was sent, or the database stops answering
 // meanwhile, it finds out whether the transaction committed before it
 // answers (resolve). While the database does not answer it sends nothing
 // and fails at once.
-func (t *tx) Commit(records []store.Written, head store.Head, schemas []store.SchemaWritten) error {
+func (t *tx) Commit(b store.Batch) error {
+	records, head := b.Records, b.Head
 	if t.conn == nil {
 		return errors.New("commit of an ended transaction")
 	}
@@ -169,7 +169,7 @@ func (t *tx) Commit(records []store.Written, head store.Head, schemas []store.Sc
 			return t.notStored(err)
 		}
 	}
-	batch := commitBatch(records, !copied, head, schemas, t.b.instance)
+	batch := commitBatch(b, !copied, t.b.instance)
 	results := t.conn.SendBatch(ctx, batch)
 	t.b.hook("sent", t.conn)
 	failed, err := execAll(results, batch.Len())
@@ -188,7 +188,7 @@ func (t *tx) Commit(records []store.Written, head store.Head, schemas []store.Sc
 	t.conn = nil
 	_ = conn.Conn().Close(ctx)
 	conn.Release()
-	return t.b.resolve(marker{records: records, head: head, schemas: schemas}, err)
+	return t.b.resolve(marker{records: records, head: head}, err)
 }
 
 // notStored ends a commit that failed before COMMIT reached the server:
@@ -238,8 +238,10 @@ func (b *Backend) hook(phase string, conn *pgxpool.Conn) {
 }
 
 // commitBatch queues the statements of a commit, COMMIT included; the
-// records themselves only if insert (else they were copied).
-func commitBatch(records []store.Written, insert bool, head store.Head, schemas []store.SchemaWritten, instance string) *pgx.Batch {
+// records themselves only if insert (else they were copied). A commit
+// without events leaves its marker in commit_markers (marker).
+func commitBatch(b store.Batch, insert bool, instance string) *pgx.Batch {
+	records, head := b.Records, b.Head
 	batch := &pgx.Batch{}
 	if insert && len(records) > 0 {
 		ids := make([]int64, len(records))
@@ -267,11 +269,13 @@ SELECT * FROM unnest($1::text[]) ON CONFLICT DO NOTHING`, newTypes)
 			batch.Queue("INSERT INTO "+r.table+" SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[])", keys, firsts, lasts)
 		}
 	}
-	for _, s := range schemas {
-		batch.Queue("INSERT INTO eventstore.schemas (event_type, raw, commits) VALUES ($1, $2, $3)", s.Type, s.Raw, int64(head.Commits))
+	queueState(batch, b.State)
+	if len(records) == 0 {
+		batch.Queue(`INSERT INTO eventstore.commit_markers (instance, commits) VALUES ($1, $2)
+ON CONFLICT (instance) DO UPDATE SET commits = excluded.commits`, instance, int64(head.Commits))
 	}
-	batch.Queue("UPDATE eventstore.head SET event_count = $1, last_hash = $2, last_time_ns = $3, commits = $4, schema_count = $5, restoring = $6",
-		int64(head.Count), head.LastHash, lastTimeNanos(head), int64(head.Commits), int64(head.Schemas), head.Restoring)
+	batch.Queue("UPDATE eventstore.head SET event_count = $1, last_hash = $2, last_time_ns = $3, commits = $4, state_count = $5, restoring = $6",
+		int64(head.Count), head.LastHash, lastTimeNanos(head), int64(head.Commits), int64(head.States), head.Restoring)
 	batch.Queue("SELECT pg_notify($1, $2)", channel, instance)
 	batch.Queue("COMMIT")
 	return batch
@@ -317,12 +321,11 @@ const (
 )
 
 // marker is what a group's transaction leaves when it commits: its first
-// event, or (for a commit of registrations only) its first schema with the
-// commit's number.
+// event, or (for a commit without events) the commit's number as this
+// instance's row of commit_markers.
 type marker struct {
 	records []store.Written
 	head    store.Head
-	schemas []store.SchemaWritten
 }
 
 // resolve finds out whether the commit of m, whose connection broke with
@@ -387,9 +390,9 @@ func (b *Backend) committed(m marker) (bool, error) {
 			err = tx.QueryRow(ctx, "SELECT record FROM eventstore.events WHERE id = $1", int64(first.ID)).Scan(&stored)
 			found = err == nil && bytes.Equal(stored, first.JSON)
 		} else {
-			s := m.schemas[0]
-			err = tx.QueryRow(ctx, "SELECT raw FROM eventstore.schemas WHERE event_type = $1 AND commits = $2", s.Type, int64(m.head.Commits)).Scan(&stored)
-			found = err == nil && bytes.Equal(stored, s.Raw)
+			var commits int64
+			err = tx.QueryRow(ctx, "SELECT commits FROM eventstore.commit_markers WHERE instance = $1", b.instance).Scan(&commits)
+			found = err == nil && commits == int64(m.head.Commits)
 		}
 		if errors.Is(err, pgx.ErrNoRows) {
 			err = nil

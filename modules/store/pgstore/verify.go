@@ -53,7 +53,7 @@ func (v *Verifier) CheckEvent(id uint64, subject, eventType string) error {
 	return nil
 }
 
-// Finish checks the tables of names and the schemas.
+// Finish checks the tables of names and the versions of feature state.
 func (v *Verifier) Finish() error {
 	if err := v.columns.Close(); err != nil {
 		return err
@@ -89,10 +89,8 @@ var finishChecks = append([]finishCheck{
 		"the event_types table lists %q, of which there are no events"},
 	{"SELECT e.type FROM eventstore.events e WHERE NOT EXISTS (SELECT FROM eventstore.event_types t WHERE t.type = e.type) LIMIT 1",
 		"the event_types table misses %q, of which there are events"},
-	{"SELECT s.event_type FROM eventstore.schemas s, eventstore.head h WHERE s.commits > h.commits LIMIT 1",
-		"the schema of %q claims a commit beyond the head"},
-	{"SELECT h.schema_count::text FROM eventstore.head h WHERE h.schema_count <> (SELECT count(*) FROM eventstore.schemas)",
-		"the head counts %s schemas, the schemas table holds another number"},
+	{"SELECT s.space || '/' || s.key FROM eventstore.state s, eventstore.head h WHERE s.version > h.state_count OR s.version < 1 LIMIT 1",
+		"the state record %s has a version the head's state changes do not cover"},
 }, append(subjectRuns.checks(), typeRuns.checks()...)...)
 
 // checks select the first sign of runs that do not index the events

@@ -1,32 +1,72 @@
-package store_test
+package restore_test
 
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"math"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
+	"go.uber.org/zap"
+
 	"github.com/eventstore-service/eventstore/modules/event"
+	"github.com/eventstore-service/eventstore/modules/schema"
 	"github.com/eventstore-service/eventstore/modules/store"
+	"github.com/eventstore-service/eventstore/modules/store/pgstore/pgtest"
+	"github.com/eventstore-service/eventstore/modules/store/restore"
 	"github.com/eventstore-service/eventstore/modules/store/storetest"
 )
 
-// itemSource is a RestoreSource over fixed items, failing with err (unless
+// pg is the cluster of the tests on PostgreSQL.
+var pg pgtest.Shared
+
+func TestMain(m *testing.M) { os.Exit(pg.Run(m)) }
+
+const lib = "com.example.library."
+
+func candidate(subject, eventType string, data string) event.Candidate {
+	return event.Candidate{Source: "https://library.example.com", Subject: subject, Type: eventType, Data: []byte(data)}
+}
+
+func write(t testing.TB, s *store.Store, cs ...event.Candidate) []event.Record {
+	t.Helper()
+	records, err := s.Write(context.Background(), cs, nil)
+	if err != nil {
+		t.Fatalf("write: %v", err)
+	}
+	return records
+}
+
+// libraryStore writes seven events of several subjects and types.
+func libraryStore(t *testing.T, b storetest.Backend) *store.Store {
+	s := storetest.Start(t, b.New(t))
+	for _, e := range [][2]string{
+		{"/books/42", "book-acquired"}, {"/books/42", "book-borrowed"}, {"/books/7", "book-acquired"},
+		{"/books/42", "book-returned"}, {"/readers/jane", "reader-registered"}, {"/books/42/notes", "note-added"},
+		{"/books/42", "book-borrowed"},
+	} {
+		write(t, s, candidate(e[0], lib+e[1], `{}`))
+	}
+	return s
+}
+
+// itemSource is a restore.Source over fixed items, failing with err (unless
 // nil) where the items end.
 type itemSource struct {
-	items []store.RestoreItem
+	items []restore.Item
 	err   error
 }
 
-func (s *itemSource) Next() (store.RestoreItem, error) {
+func (s *itemSource) Next() (restore.Item, error) {
 	if len(s.items) == 0 {
 		if s.err != nil {
-			return store.RestoreItem{}, s.err
+			return restore.Item{}, s.err
 		}
-		return store.RestoreItem{}, io.EOF
+		return restore.Item{}, io.EOF
 	}
 	item := s.items[0]
 	s.items = s.items[1:]
@@ -34,9 +74,9 @@ func (s *itemSource) Next() (store.RestoreItem, error) {
 }
 
 // backupOf returns the items of a backup of s: its events, then a schema.
-func backupOf(t *testing.T, s *store.Store, schemaType string) []store.RestoreItem {
+func backupOf(t *testing.T, s *store.Store, schemaType string) []restore.Item {
 	t.Helper()
-	var items []store.RestoreItem
+	var items []restore.Item
 	it := s.Scan(store.Scan{From: 0, To: math.MaxUint64})
 	for it.Next() {
 		r := it.Record()
@@ -45,13 +85,13 @@ func backupOf(t *testing.T, s *store.Store, schemaType string) []store.RestoreIt
 			t.Fatal(err)
 		}
 		rec := event.Record{ID: r.ID, JSON: append([]byte(nil), r.JSON...)}
-		items = append(items, store.RestoreItem{Line: len(items) + 1, Event: &store.Written{Record: rec, Subject: f.Subject, Type: f.Type}})
+		items = append(items, restore.Item{Line: len(items) + 1, Event: &store.Written{Record: rec, Subject: f.Subject, Type: f.Type}})
 	}
 	if err := it.Close(); err != nil {
 		t.Fatal(err)
 	}
 	if schemaType != "" {
-		items = append(items, store.RestoreItem{Line: len(items) + 1, Schema: &store.SchemaWritten{Type: schemaType, Raw: []byte(`{"type":"object","properties":{}}`)}})
+		items = append(items, restore.Item{Line: len(items) + 1, Schema: &store.SchemaWritten{Type: schemaType, Raw: []byte(`{"type":"object","properties":{}}`)}})
 	}
 	return items
 }
@@ -79,13 +119,13 @@ func TestRestore(t *testing.T) {
 		target := storetest.Start(t, open)
 		// A Begin that refuses ends the restore before anything is written.
 		refused := errors.New("not now")
-		if _, err := target.Restore(context.Background(), &itemSource{items: items}, store.RestoreHooks{Begin: func() error { return refused }}); !errors.Is(err, refused) || target.Durable() != 0 {
+		if _, err := restore.Into(context.Background(), target, &itemSource{items: items}, restore.Hooks{Begin: func() error { return refused }}, zap.NewNop()); !errors.Is(err, refused) || target.Durable() != 0 {
 			t.Fatalf("restore refused by Begin: %v, %d events", err, target.Durable())
 		}
 		var progress []uint64
 		begun := 0
-		hooks := store.RestoreHooks{Begin: func() error { begun++; return nil }, Progress: func(n uint64) { progress = append(progress, n) }}
-		restored, err := target.Restore(context.Background(), &itemSource{items: items}, hooks)
+		hooks := restore.Hooks{Begin: func() error { begun++; return nil }, Progress: func(n uint64) { progress = append(progress, n) }}
+		restored, err := restore.Into(context.Background(), target, &itemSource{items: items}, hooks, zap.NewNop())
 		if err != nil || begun != 1 {
 			t.Fatalf("restore: %v, Begin called %d times", err, begun)
 		}
@@ -104,7 +144,7 @@ func TestRestore(t *testing.T) {
 			t.Fatalf("the next write got id %d", next[0].ID)
 		}
 		// A store with events takes no backup, and does not begin one.
-		if _, err := target.Restore(context.Background(), &itemSource{items: items}, hooks); !errors.Is(err, store.ErrNotEmpty) || begun != 1 {
+		if _, err := restore.Into(context.Background(), target, &itemSource{items: items}, hooks, zap.NewNop()); !errors.Is(err, restore.ErrNotEmpty) || begun != 1 {
 			t.Fatalf("restore into a store with events: %v, Begin called %d times", err, begun)
 		}
 		storetest.Close(t, target)
@@ -123,17 +163,17 @@ func TestFailedRestoreLeavesTheStoreEmpty(t *testing.T) {
 	storetest.Each(t, &pg, func(t *testing.T, b storetest.Backend) {
 		source := libraryStore(t, b)
 		items := backupOf(t, source, "")
-		bad := &store.BackupError{Line: 6, Detail: "hash mismatch"}
+		bad := &restore.BackupError{Line: 6, Detail: "hash mismatch"}
 		target := storetest.Start(t, b.New(t))
-		_, err := target.Restore(context.Background(), &itemSource{items: items[:5], err: bad}, store.RestoreHooks{})
+		_, err := restore.Into(context.Background(), target, &itemSource{items: items[:5], err: bad}, restore.Hooks{}, zap.NewNop())
 		if !errors.Is(err, bad) {
 			t.Fatalf("restore of a bad backup: %v", err)
 		}
 		// A schema that a restored event does not match.
-		conflicting := append(backupOf(t, source, ""), store.RestoreItem{Line: 8,
+		conflicting := append(backupOf(t, source, ""), restore.Item{Line: 8,
 			Schema: &store.SchemaWritten{Type: lib + "book-acquired", Raw: []byte(`{"type":"object","properties":{"isbn":{"type":"string"}},"required":["isbn"]}`)}})
-		var backupErr *store.BackupError
-		if _, err := target.Restore(context.Background(), &itemSource{items: conflicting}, store.RestoreHooks{}); !errors.As(err, &backupErr) || backupErr.Line != 8 {
+		var backupErr *restore.BackupError
+		if _, err := restore.Into(context.Background(), target, &itemSource{items: conflicting}, restore.Hooks{}, zap.NewNop()); !errors.As(err, &backupErr) || backupErr.Line != 8 {
 			t.Fatalf("restore with a schema the events do not match: %v", err)
 		}
 		if target.Durable() != 0 || len(readAll(t, target)) != 0 {
@@ -155,7 +195,7 @@ func TestRestoreCommitsLargeEventsInSmallerBatches(t *testing.T) {
 	}
 	target := storetest.Start(t, storetest.Pebble.New(t))
 	var progress []uint64
-	if _, err := target.Restore(context.Background(), &itemSource{items: backupOf(t, source, "")}, store.RestoreHooks{Progress: func(n uint64) { progress = append(progress, n) }}); err != nil {
+	if _, err := restore.Into(context.Background(), target, &itemSource{items: backupOf(t, source, "")}, restore.Hooks{Progress: func(n uint64) { progress = append(progress, n) }}, zap.NewNop()); err != nil {
 		t.Fatal(err)
 	}
 	if len(progress) < 3 || progress[0] > 10 {
@@ -171,14 +211,47 @@ func TestCutOffRestoreIsUndoneAtStart(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, r := event.Seal(nil, candidate("/a", lib+"x", `{}`), 0, time.Now(), []byte(event.ZeroHash))
-		storetest.Commit(t, backend, []store.Written{{Record: r, Subject: "/a", Type: lib + "x"}},
-			store.Head{Count: 1, LastHash: r.Hash(), LastTime: time.Now(), Commits: 1, Restoring: true}, nil)
+		storetest.Commit(t, backend, store.Batch{Records: []store.Written{{Record: r, Subject: "/a", Type: lib + "x"}},
+			Head: store.Head{Count: 1, LastHash: r.Hash(), LastTime: time.Now(), Commits: 1, Restoring: true}})
 		if err := backend.Close(); err != nil {
 			t.Fatal(err)
 		}
 		s := storetest.Start(t, open)
 		if s.Durable() != 0 || len(readAll(t, s)) != 0 {
 			t.Fatalf("%d events after a start on a cut-off restore", s.Durable())
+		}
+	})
+}
+
+func TestRestoreBeyondTheSchemaLimit(t *testing.T) {
+	storetest.Each(t, &pg, func(t *testing.T, b storetest.Backend) {
+		items := backupOf(t, libraryStore(t, b), "")
+		events := len(items)
+		const raw = `{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}`
+		for i := range 3 {
+			items = append(items, restore.Item{Line: len(items) + 1, Schema: &store.SchemaWritten{Type: fmt.Sprintf("io.example.numbered-%d", i), Raw: []byte(raw)}})
+		}
+		target := storetest.StartWith(t, b.New(t), store.Memory{MaxSchemas: 2})
+		_, err := restore.Into(context.Background(), target, &itemSource{items: items}, restore.Hooks{}, zap.NewNop())
+		var backupErr *restore.BackupError
+		if !errors.As(err, &backupErr) || backupErr.Line != events+3 || backupErr.Detail != "too many event schemas" {
+			t.Fatalf("restore of 3 schemas at a limit of 2: %v, want line %d: too many event schemas", err, events+3)
+		}
+		types, err := target.EventTypes()
+		if err != nil || len(types) != 0 || target.Durable() != 0 || len(readAll(t, target)) != 0 {
+			t.Fatalf("after the refused restore: %d events, types %v (%v)", target.Durable(), types, err)
+		}
+		// Two fit.
+		restored, err := restore.Into(context.Background(), target, &itemSource{items: items[:events+2]}, restore.Hooks{}, zap.NewNop())
+		if err != nil || restored.Schemas != 2 {
+			t.Fatalf("restore of 2 schemas at a limit of 2: %+v %v", restored, err)
+		}
+		sch, err := schema.Compile([]byte(raw))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := target.RegisterSchema(context.Background(), "io.example.numbered-2", sch); !errors.Is(err, store.ErrTooManySchemas) {
+			t.Fatalf("registration after a restore up to the limit: %v", err)
 		}
 	})
 }

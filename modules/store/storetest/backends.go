@@ -4,12 +4,14 @@ import (
 	"context"
 	"testing"
 
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"go.uber.org/zap"
 
 	"github.com/eventstore-service/eventstore/modules/store"
 	"github.com/eventstore-service/eventstore/modules/store/pebblestore"
 	"github.com/eventstore-service/eventstore/modules/store/pgstore"
 	"github.com/eventstore-service/eventstore/modules/store/pgstore/pgtest"
+	"github.com/eventstore-service/eventstore/modules/store/verify"
 )
 
 // Backend makes storage of one kind for tests, so that one table of cases
@@ -24,11 +26,16 @@ type Backend struct {
 
 // Pebble is the embedded backend, in a temporary directory of the test.
 var Pebble = Backend{Name: "pebble", New: func(t testing.TB) store.Opener {
-	dir := t.TempDir()
-	return func() (store.Backend, error) {
-		return pebblestore.Open(dir, zap.NewNop(), pebblestore.Options{CacheSize: 8 << 20})
-	}
+	return PebbleAt(t.TempDir(), nil)
 }}
+
+// PebbleAt returns an Opener of the embedded backend in dir, on fs (the
+// operating system's when nil), with a small block cache.
+func PebbleAt(dir string, fs vfs.FS) store.Opener {
+	return func() (store.Backend, error) {
+		return pebblestore.Open(dir, zap.NewNop(), pebblestore.Options{FS: fs, CacheSize: 8 << 20})
+	}
+}
 
 // Postgres is the PostgreSQL backend, each test on a new database of the
 // cluster pg; a test skips when PostgreSQL is not installed.
@@ -75,5 +82,5 @@ func StartWith(t testing.TB, open store.Opener, mem store.Memory) *store.Store {
 
 // Verify runs store.Verify on the whole of b.
 func Verify(ctx context.Context, b store.Backend) (uint64, error) {
-	return store.Verify(ctx, b, store.VerifyOptions{})
+	return verify.Verify(ctx, b, verify.Options{})
 }

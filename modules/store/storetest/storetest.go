@@ -5,38 +5,31 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/cockroachdb/pebble/v2/vfs"
-	"go.uber.org/zap"
-
 	"github.com/eventstore-service/eventstore/modules/store"
-	"github.com/eventstore-service/eventstore/modules/store/pebblestore"
 )
 
-// Open returns a started store on Pebble in dir, on fs (the operating
-// system's when nil), with a small block cache.
-func Open(t testing.TB, dir string, fs vfs.FS) *store.Store {
+// Commit commits b to backend directly, as the writer would; tests use it
+// to build states the writer never makes.
+func Commit(t testing.TB, backend store.Backend, b store.Batch) {
 	t.Helper()
-	open := func() (store.Backend, error) {
-		return pebblestore.Open(dir, zap.NewNop(), pebblestore.Options{FS: fs, CacheSize: 8 << 20})
-	}
-	s := store.New(open, zap.NewNop(), nil, store.Memory{})
-	if err := s.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
-
-// Commit writes records, schemas and head to b directly, as the writer
-// would; tests use it to build states the writer never makes.
-func Commit(t testing.TB, b store.Backend, records []store.Written, head store.Head, schemas []store.SchemaWritten) {
-	t.Helper()
-	tx, err := b.Begin(context.Background(), 0)
+	tx, err := backend.Begin(context.Background(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := tx.Commit(records, head, schemas); err != nil {
+	if err := tx.Commit(b); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// SchemaRecords returns the records of feature state that hold schemas in
+// an empty store, versions 1, 2, … in this order: a Batch of them needs a
+// Head whose States is len(schemas).
+func SchemaRecords(schemas []store.SchemaWritten) []store.StateRecord {
+	out := make([]store.StateRecord, len(schemas))
+	for i, sw := range schemas {
+		out[i] = store.StateRecord{Space: store.SchemaSpace, Key: sw.Type, Value: sw.Raw, Version: uint64(i + 1)}
+	}
+	return out
 }
 
 // Close closes s and fails the test on an error.

@@ -1,6 +1,10 @@
-package store
+package verify
 
-import "bytes"
+import (
+	"bytes"
+
+	"github.com/eventstore-service/eventstore/modules/store"
+)
 
 // chainCheck checks what joins the events, in id order: contiguous ids,
 // links, times; it reports each event's own problems in the same order, so
@@ -10,7 +14,7 @@ type chainCheck struct {
 	n        uint64 // events checked
 	prevHash []byte // of event n-1
 	prevTime []byte
-	indexes  IndexVerifier
+	indexes  store.IndexVerifier
 	progress func(checked uint64)
 }
 

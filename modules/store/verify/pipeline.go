@@ -1,4 +1,4 @@
-package store
+package verify
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/eventstore-service/eventstore/modules/event"
 	"github.com/eventstore-service/eventstore/modules/schema"
+	"github.com/eventstore-service/eventstore/modules/store"
 )
 
 // chunkIDs is the number of ids a chunk of Verify's pipeline covers.
@@ -54,7 +55,7 @@ func (c *chunk) value(s span) []byte { return c.arena[s.start:s.end] }
 // taken and not yet checked to the slots, so chunk i always finds slot
 // i mod len(slots) free.
 type pipeline struct {
-	backend Backend
+	backend store.Backend
 	to      uint64
 	schemas map[string]*schema.Schema
 	slots   []chunk
@@ -66,7 +67,7 @@ type pipeline struct {
 // (GOMAXPROCS when 0) and chain, until the log ends, to is reached, or a
 // problem is found. It returns chain's first problem, a read error, or
 // ctx's error, once every goroutine it started has ended.
-func runPipeline(ctx context.Context, b Backend, to uint64, schemas map[string]*schema.Schema, workers int, chain *chainCheck) error {
+func runPipeline(ctx context.Context, b store.Backend, to uint64, schemas map[string]*schema.Schema, workers int, chain *chainCheck) error {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
@@ -111,7 +112,7 @@ func runPipeline(ctx context.Context, b Backend, to uint64, schemas map[string]*
 // gap reports event n missing if a later one up to to is stored: the
 // chain check found no event n, and nothing else after n-1 in its chunk.
 func (p *pipeline) gap(n uint64) error {
-	it := p.backend.Scan(Scan{Subject: "/", Recursive: true, From: n, To: p.to})
+	it := p.backend.Scan(store.Scan{Subject: "/", Recursive: true, From: n, To: p.to})
 	found := it.Next()
 	var next uint64
 	if found {
@@ -144,7 +145,7 @@ func (p *pipeline) work(ctx context.Context) {
 		c := &p.slots[i%uint64(len(p.slots))]
 		c.to = min(from+chunkIDs-1, p.to)
 		c.ids, c.results, c.arena = c.ids[:0], c.results[:0], c.arena[:0]
-		it := p.backend.Scan(Scan{Subject: "/", Recursive: true, From: from, To: c.to})
+		it := p.backend.Scan(store.Scan{Subject: "/", Recursive: true, From: from, To: c.to})
 		for it.Next() {
 			w.check(c, it.Record())
 		}

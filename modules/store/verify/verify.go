@@ -1,4 +1,4 @@
-package store
+package verify
 
 import (
 	"context"
@@ -7,35 +7,16 @@ import (
 
 	"github.com/eventstore-service/eventstore/modules/event"
 	"github.com/eventstore-service/eventstore/modules/schema"
+	"github.com/eventstore-service/eventstore/modules/store"
 )
 
-// IndexVerifier checks the indexes of a backend during one Verify.
-// CheckEvent is called for every verified event, in id order from 0, from
-// one goroutine; then, once every event and the head proved intact, Finish
-// is called once (not when the verification stopped earlier). The verified
-// events are exactly those CheckEvent was called for, ids 0 … count-1: an
-// index entry of a later id that the backend holds was committed after the
-// verification began (an online verification of a store being written)
-// and is left alone, while an entry of an id the backend holds no event
-// for is a problem. Problems are *CorruptionErrors.
-type IndexVerifier interface {
-	CheckEvent(id uint64, subject, eventType string) error
-	Finish() error
-}
-
-// IndexVerifiable is implemented by backends that can check their indexes.
-type IndexVerifiable interface {
-	// NewIndexVerifier returns the IndexVerifier of one verification.
-	NewIndexVerifier() IndexVerifier
-}
-
-// VerifyOptions shape a verification.
-type VerifyOptions struct {
+// Options shape a verification.
+type Options struct {
 	// Head, unless nil, is the snapshot to verify: the events below
 	// Head.Count, the last of them hashing to Head.LastHash; events beyond it
 	// are left alone. Nil verifies the backend's head, and that no event
 	// lies beyond it.
-	Head *Head
+	Head *store.Head
 	// Progress, unless nil, learns the number of events checked so far,
 	// after every chunk of ids (see chunkIDs), from the calling goroutine.
 	Progress func(checked uint64)
@@ -54,7 +35,7 @@ type VerifyOptions struct {
 // hashing, schema), and the calling goroutine checks what joins them (ids,
 // links, times, indexes) in id order: memory stays within a few chunks
 // however large the store.
-func Verify(ctx context.Context, b Backend, opts VerifyOptions) (uint64, error) {
+func Verify(ctx context.Context, b store.Backend, opts Options) (uint64, error) {
 	head, to := opts.Head, uint64(math.MaxUint64)
 	if head == nil {
 		h, err := b.Head()
@@ -65,15 +46,15 @@ func Verify(ctx context.Context, b Backend, opts VerifyOptions) (uint64, error) 
 	} else if head.Count > 0 {
 		to = head.Count - 1
 	}
-	types, schemas, err := storedSchemas(b, nil)
+	types, schemas, err := store.ReadSchemas(b)
 	if err != nil {
 		return 0, err
 	}
 	if err := compileAll(types, schemas); err != nil {
 		return 0, err
 	}
-	var indexes IndexVerifier
-	if v, ok := b.(IndexVerifiable); ok {
+	var indexes store.IndexVerifier
+	if v, ok := b.(store.IndexVerifiable); ok {
 		indexes = v.NewIndexVerifier()
 	}
 	chain := &chainCheck{indexes: indexes, progress: opts.Progress, prevHash: []byte(event.ZeroHash)}
@@ -93,26 +74,6 @@ func Verify(ctx context.Context, b Backend, opts VerifyOptions) (uint64, error) 
 	return chain.n, nil
 }
 
-// storedSchemas returns the schemas stored in b but those known reports
-// (nil: none), by event type and uncompiled (schema.Stored), and their
-// types in registration order.
-func storedSchemas(b Backend, known func(eventType string) bool) ([]string, map[string]*schema.Schema, error) {
-	stored, err := b.Schemas()
-	if err != nil {
-		return nil, nil, fmt.Errorf("read schemas: %w", err)
-	}
-	var types []string
-	schemas := make(map[string]*schema.Schema, len(stored))
-	for _, sw := range stored {
-		if known != nil && known(sw.Type) {
-			continue
-		}
-		schemas[sw.Type] = schema.Stored(sw.Raw)
-		types = append(types, sw.Type)
-	}
-	return types, schemas, nil
-}
-
 // compileAll compiles every schema, in the order of types, so that a
 // verification proves also the schemas no event uses; the first that does
 // not compile is a *CorruptionError.
@@ -125,12 +86,17 @@ func compileAll(types []string, schemas map[string]*schema.Schema) error {
 	return nil
 }
 
-// Verify checks the durable snapshot of the store at the call, as Verify
-// does, while the store goes on serving and writing: the events below the
+// Online checks the durable snapshot of s at the call, as Verify does,
+// while the store goes on serving and writing: the events below the
 // durable head, ending in its hash, and the indexes as far as they hold
 // them. It returns the snapshot's head and the number of events checked.
-func (s *Store) Verify(ctx context.Context, progress func(checked uint64)) (Head, uint64, error) {
+func Online(ctx context.Context, s *store.Store, progress func(checked uint64)) (store.Head, uint64, error) {
 	head := s.DurableHead()
-	n, err := Verify(ctx, s.backend, VerifyOptions{Head: &head, Progress: progress})
+	n, err := Verify(ctx, s.Backend(), Options{Head: &head, Progress: progress})
 	return head, n, err
+}
+
+// corruption returns a *store.CorruptionError.
+func corruption(format string, args ...any) error {
+	return &store.CorruptionError{Detail: fmt.Sprintf(format, args...)}
 }

@@ -1,4 +1,4 @@
-package store_test
+package verify_test
 
 import (
 	"context"
@@ -10,14 +10,28 @@ import (
 	"github.com/eventstore-service/eventstore/modules/event"
 	"github.com/eventstore-service/eventstore/modules/store"
 	"github.com/eventstore-service/eventstore/modules/store/storetest"
+	"github.com/eventstore-service/eventstore/modules/store/verify"
 )
+
+const lib = "com.example.library."
+
+func candidate(subject, eventType string, data string) event.Candidate {
+	return event.Candidate{Source: "https://library.example.com", Subject: subject, Type: eventType, Data: []byte(data)}
+}
+
+func write(t testing.TB, s *store.Store, cs ...event.Candidate) {
+	t.Helper()
+	if _, err := s.Write(context.Background(), cs, nil); err != nil {
+		t.Fatalf("write: %v", err)
+	}
+}
 
 // TestVerifyWhileWriting verifies the store again and again while writers
 // write to it: each verification checks exactly the durable snapshot at its
 // start, whose head it returns, and finds it intact, although the log and
 // the index postings grow meanwhile.
 func TestVerifyWhileWriting(t *testing.T) {
-	s := storetest.Open(t, t.TempDir(), nil)
+	s := storetest.Start(t, storetest.PebbleAt(t.TempDir(), nil))
 	defer storetest.Close(t, s)
 	for range 10 {
 		batch := make([]event.Candidate, 500)
@@ -48,7 +62,7 @@ func TestVerifyWhileWriting(t *testing.T) {
 	}
 	var last uint64
 	for range 5 {
-		head, n, err := s.Verify(context.Background(), nil)
+		head, n, err := verify.Online(context.Background(), s, nil)
 		if err != nil || n != head.Count || head.Count < last {
 			t.Fatalf("verify while writing: %d of %d events, %v (a snapshot before had %d)", n, head.Count, err, last)
 		}
@@ -64,7 +78,7 @@ func TestVerifyWhileWriting(t *testing.T) {
 	if written.Load() == 0 || last <= 5000 {
 		t.Fatalf("the writers wrote %d events, the last snapshot had %d", written.Load(), last)
 	}
-	if head, n, err := s.Verify(context.Background(), nil); err != nil || n != s.Durable() || head.Count != n {
+	if head, n, err := verify.Online(context.Background(), s, nil); err != nil || n != s.Durable() || head.Count != n {
 		t.Fatalf("verify after the writes: %d events of %d, %v", n, s.Durable(), err)
 	}
 }

@@ -1,0 +1,205 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/eventstore-service/eventstore/modules/event"
+	"github.com/eventstore-service/eventstore/modules/store"
+	"github.com/eventstore-service/eventstore/modules/store/storetest"
+)
+
+const space = "test.feature"
+
+func put(key, value string, expect uint64) store.Change {
+	return store.Change{Space: space, Key: key, Value: []byte(value), Expect: expect}
+}
+
+func commit(t *testing.T, s *store.Store, r store.Request) []event.Record {
+	t.Helper()
+	records, err := s.Commit(context.Background(), r)
+	if err != nil {
+		t.Fatalf("commit: %v", err)
+	}
+	return records
+}
+
+func stateOf(t *testing.T, s *store.Store, key string) (store.StateRecord, bool) {
+	t.Helper()
+	r, found, err := s.State(space, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, found
+}
+
+// keys lists the records of the space under prefix as key=value.
+func keys(t *testing.T, s *store.Store, prefix string) string {
+	t.Helper()
+	var out []string
+	it := s.States(space, prefix)
+	for it.Next() {
+		out = append(out, it.Record().Key+"="+string(it.Record().Value))
+	}
+	if err := it.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return strings.Join(out, ",")
+}
+
+// TestFeatureState puts, fences, deletes and lists records of feature
+// state, commits them atomically with events, and finds them after a
+// restart with versions that go on rising.
+func TestFeatureState(t *testing.T) {
+	storetest.Each(t, &pg, func(t *testing.T, b storetest.Backend) {
+		open := b.New(t)
+		s := storetest.Start(t, open)
+		ctx := context.Background()
+
+		commit(t, s, store.Request{Changes: []store.Change{put("b", "1", 0), put("a/2", "x", 0), put("a/1", "y", 0)}})
+		first, found := stateOf(t, s, "b")
+		if !found || string(first.Value) != "1" || first.Version == 0 {
+			t.Fatalf("record after a put: %+v %v", first, found)
+		}
+		if got := keys(t, s, "a/"); got != "a/1=y,a/2=x" {
+			t.Fatalf("records under a/: %s", got)
+		}
+
+		// A stale fence changes nothing, also not the events beside it.
+		before := s.Durable()
+		_, err := s.Commit(ctx, store.Request{Events: []event.Candidate{candidate("/x", lib+"x", `{}`)}, Changes: []store.Change{put("b", "2", 0)}})
+		var conflict *store.StateConflictError
+		if !errors.As(err, &conflict) || conflict.Actual != first.Version || conflict.Expected != 0 {
+			t.Fatalf("put over an existing record expecting none: %v", err)
+		}
+		if s.Durable() != before {
+			t.Fatal("the events of a refused request were written")
+		}
+		// A failed precondition changes no state.
+		_, err = s.Commit(ctx, store.Request{
+			Events:        []event.Candidate{candidate("/x", lib+"x", `{}`)},
+			Preconditions: []store.Precondition{{Kind: store.SubjectOnEventID, Subject: "/x", EventID: 99}},
+			Changes:       []store.Change{put("b", "3", first.Version)},
+		})
+		if !errors.Is(err, store.ErrPreconditionFailed) {
+			t.Fatalf("write with a failing precondition: %v", err)
+		}
+		if r, _ := stateOf(t, s, "b"); string(r.Value) != "1" {
+			t.Fatalf("a refused request changed the state to %q", r.Value)
+		}
+
+		// Both or neither: events and the change commit together.
+		records := commit(t, s, store.Request{Events: []event.Candidate{candidate("/x", lib+"x", `{}`)}, Changes: []store.Change{put("b", "4", first.Version)}})
+		second, _ := stateOf(t, s, "b")
+		if len(records) != 1 || string(second.Value) != "4" || second.Version <= first.Version {
+			t.Fatalf("after a write with a change: %d records, %+v", len(records), second)
+		}
+
+		// A request's own rule decides last; Applied runs only once it is durable.
+		var applied atomic.Int32
+		refuse := errors.New("refused by the feature")
+		_, err = s.Commit(ctx, store.Request{
+			Changes: []store.Change{put("c", "1", 0)},
+			Check:   func(*store.Group) error { return refuse },
+			Applied: func() { applied.Add(1) },
+		})
+		if !errors.Is(err, refuse) || applied.Load() != 0 {
+			t.Fatalf("request refused by its check: %v, applied %d", err, applied.Load())
+		}
+		if _, found := stateOf(t, s, "c"); found {
+			t.Fatal("a refused request put its record")
+		}
+		commit(t, s, store.Request{
+			Changes: []store.Change{{Space: space, Key: "b", Expect: second.Version}}, // delete
+			Check: func(g *store.Group) error {
+				if r, found, err := g.State(space, "b"); err != nil || !found || r.Version != second.Version {
+					t.Errorf("the group's view of b: %+v %v %v", r, found, err)
+				}
+				return nil
+			},
+			Applied: func() { applied.Add(1) },
+		})
+		if _, found := stateOf(t, s, "b"); found || applied.Load() != 1 {
+			t.Fatalf("after a delete: found %v, applied %d", found, applied.Load())
+		}
+
+		if _, err := s.Commit(ctx, store.Request{Changes: []store.Change{{Space: "", Key: "k"}}}); err == nil {
+			t.Fatal("a change without a space was taken")
+		}
+
+		storetest.Close(t, s)
+		s = storetest.Start(t, open)
+		if got := keys(t, s, ""); got != "a/1=y,a/2=x" {
+			t.Fatalf("records after a restart: %s", got)
+		}
+		commit(t, s, store.Request{Changes: []store.Change{put("b", "5", 0)}})
+		if r, _ := stateOf(t, s, "b"); r.Version <= second.Version {
+			t.Fatalf("version %d after a restart, not above %d", r.Version, second.Version)
+		}
+		durable := s.Durable()
+		storetest.Close(t, s)
+		backend, err := open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer backend.Close()
+		if n, err := storetest.Verify(ctx, backend); err != nil || n != durable {
+			t.Fatalf("verify: %d %v", n, err)
+		}
+	})
+}
+
+// holdWriter has the writer decide a request whose Check waits until
+// release is called, so that the requests sent meanwhile queue into one
+// group behind it; it returns once the writer holds.
+func holdWriter(t *testing.T, s *store.Store) (release func()) {
+	t.Helper()
+	entered, gate, done := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+	go func() {
+		_, err := s.Commit(context.Background(), store.Request{Check: func(*store.Group) error {
+			close(entered)
+			<-gate
+			return nil
+		}})
+		done <- err
+	}()
+	<-entered
+	return func() {
+		close(gate)
+		if err := <-done; err != nil {
+			t.Errorf("the request that held the writer: %v", err)
+		}
+	}
+}
+
+// TestFeatureStateIsFollowed checks that a node of a shared backend learns
+// of another node's changes of feature state.
+func TestFeatureStateIsFollowed(t *testing.T) {
+	open := storetest.Postgres(&pg).New(t)
+	a := storetest.Start(t, open)
+	b := store.New(open, zap.NewNop(), nil, store.Memory{})
+	changed := make(chan struct{}, 16)
+	b.OnStateChanged(func() error {
+		changed <- struct{}{}
+		return nil
+	})
+	if err := b.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer storetest.Close(t, b)
+	commit(t, a, store.Request{Changes: []store.Change{put("k", "v", 0)}})
+	select {
+	case <-changed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the other node was not told of the change")
+	}
+	if r, found, err := b.State(space, "k"); err != nil || !found || string(r.Value) != "v" {
+		t.Fatalf("the other node reads %+v %v %v", r, found, err)
+	}
+}
