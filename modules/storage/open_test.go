@@ -29,10 +29,13 @@ func openDir(t *testing.T, path string) *datadir.Dir {
 }
 
 // golden returns a copy of the golden data directory of the first release.
-func golden(t *testing.T) string {
+func golden(t *testing.T) string { return goldenOf(t, "golden-v1") }
+
+// goldenOf returns a copy of the data directory of testdata/name.
+func goldenOf(t *testing.T, name string) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "data")
-	if err := os.CopyFS(path, os.DirFS("testdata/golden-v1/data")); err != nil {
+	if err := os.CopyFS(path, os.DirFS(filepath.Join("testdata", name, "data"))); err != nil {
 		t.Fatal(err)
 	}
 	return path
@@ -111,6 +114,39 @@ func TestGoldenDirectory(t *testing.T) {
 	defer b.Close()
 	if n, err := verify.Verify(context.Background(), b, verify.Options{}); err != nil || n != 28 {
 		t.Fatalf("verify: %d events, %v", n, err)
+	}
+}
+
+// TestGoldenDirectoryOfFormat2 opens a copy of the golden directory of
+// format version 2: it verifies read-only and starts with its 28 events and
+// its two schemas, in their registration order.
+func TestGoldenDirectoryOfFormat2(t *testing.T) {
+	path := goldenOf(t, "golden-v2")
+	dir := openDir(t, path)
+	if dir.FormatVersion() != 2 {
+		t.Fatalf("golden directory records format version %d", dir.FormatVersion())
+	}
+	b, err := OpenBackend(dir, zap.NewNop(), pebblestore.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := verify.Verify(context.Background(), b, verify.Options{}); err != nil || n != 28 {
+		t.Fatalf("verify: %d events, %v", n, err)
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s := store.New(func() (store.Backend, error) { return OpenBackend(dir, zap.NewNop(), pebblestore.Options{}) }, zap.NewNop(), nil, store.Memory{})
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close(context.Background())
+	var types []string
+	for _, sw := range s.View().Schemas() {
+		types = append(types, sw.Type)
+	}
+	if want := []string{"io.example.library.book-acquired", "io.example.library.reader-warned"}; s.Durable() != 28 || !slices.Equal(types, want) {
+		t.Fatalf("%d events, schemas %v; want 28 and %v", s.Durable(), types, want)
 	}
 }
 
