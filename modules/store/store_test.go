@@ -17,20 +17,14 @@ import (
 	"github.com/eventstore-service/eventstore/modules/store/storetest"
 )
 
-const lib = "com.example.library."
+// The library's helpers, under the names these tests use.
+const lib = storetest.Lib
 
-func candidate(subject, eventType string, data string) event.Candidate {
-	return event.Candidate{Source: "https://library.example.com", Subject: subject, Type: eventType, Data: []byte(data)}
-}
-
-func write(t testing.TB, s *store.Store, cs ...event.Candidate) []event.Record {
-	t.Helper()
-	records, err := s.Write(context.Background(), cs, nil)
-	if err != nil {
-		t.Fatalf("write: %v", err)
-	}
-	return records
-}
+var (
+	candidate    = storetest.Candidate
+	write        = storetest.Write
+	libraryStore = storetest.Library
+)
 
 // ids collects the ids of an iterator.
 func ids(t testing.TB, it store.RecordIterator) string {
@@ -43,19 +37,6 @@ func ids(t testing.TB, it store.RecordIterator) string {
 		t.Fatal(err)
 	}
 	return strings.Join(out, ",")
-}
-
-// libraryStore writes the store of docs/api.md §5.
-func libraryStore(t *testing.T, b storetest.Backend) *store.Store {
-	s := storetest.Start(t, b.New(t))
-	for _, e := range [][2]string{
-		{"/books/42", "book-acquired"}, {"/books/42", "book-borrowed"}, {"/books/7", "book-acquired"},
-		{"/books/42", "book-returned"}, {"/readers/jane", "reader-registered"}, {"/books/42/notes", "note-added"},
-		{"/books/42", "book-borrowed"},
-	} {
-		write(t, s, candidate(e[0], lib+e[1], `{}`))
-	}
-	return s
 }
 
 func TestReadExamples(t *testing.T) {

@@ -26,33 +26,14 @@ var pg pgtest.Shared
 
 func TestMain(m *testing.M) { os.Exit(pg.Run(m)) }
 
-const lib = "com.example.library."
+// The library's helpers, under the names these tests use.
+const lib = storetest.Lib
 
-func candidate(subject, eventType string, data string) event.Candidate {
-	return event.Candidate{Source: "https://library.example.com", Subject: subject, Type: eventType, Data: []byte(data)}
-}
-
-func write(t testing.TB, s *store.Store, cs ...event.Candidate) []event.Record {
-	t.Helper()
-	records, err := s.Write(context.Background(), cs, nil)
-	if err != nil {
-		t.Fatalf("write: %v", err)
-	}
-	return records
-}
-
-// libraryStore writes seven events of several subjects and types.
-func libraryStore(t *testing.T, b storetest.Backend) *store.Store {
-	s := storetest.Start(t, b.New(t))
-	for _, e := range [][2]string{
-		{"/books/42", "book-acquired"}, {"/books/42", "book-borrowed"}, {"/books/7", "book-acquired"},
-		{"/books/42", "book-returned"}, {"/readers/jane", "reader-registered"}, {"/books/42/notes", "note-added"},
-		{"/books/42", "book-borrowed"},
-	} {
-		write(t, s, candidate(e[0], lib+e[1], `{}`))
-	}
-	return s
-}
+var (
+	candidate    = storetest.Candidate
+	write        = storetest.Write
+	libraryStore = storetest.Library
+)
 
 // itemSource is a restore.Source over fixed items, failing with err (unless
 // nil) where the items end.

@@ -13,18 +13,13 @@ import (
 	"github.com/eventstore-service/eventstore/modules/store/verify"
 )
 
-const lib = "com.example.library."
+// The library's helpers, under the names these tests use.
+const lib = storetest.Lib
 
-func candidate(subject, eventType string, data string) event.Candidate {
-	return event.Candidate{Source: "https://library.example.com", Subject: subject, Type: eventType, Data: []byte(data)}
-}
-
-func write(t testing.TB, s *store.Store, cs ...event.Candidate) {
-	t.Helper()
-	if _, err := s.Write(context.Background(), cs, nil); err != nil {
-		t.Fatalf("write: %v", err)
-	}
-}
+var (
+	candidate = storetest.Candidate
+	write     = storetest.Write
+)
 
 // TestVerifyWhileWriting verifies the store again and again while writers
 // write to it: each verification checks exactly the durable snapshot at its
