@@ -63,7 +63,7 @@ type Store struct {
 // writeRequest is a Request waiting for the writer, and its outcome.
 type writeRequest struct {
 	Request
-	verdicts      []verdict // of the query preconditions, by index; nil: the writer evaluates them
+	verdicts      []verdict // of the query preconditions, by index; nil when there are none
 	schemaVersion uint64    // of the registry the events were validated against
 	enqueued      time.Time
 	records       []event.Record
