@@ -32,7 +32,7 @@ var layers = []layer{
 	},
 	{
 		name:     "engine",
-		packages: []string{"modules/store/...", "modules/eventql/...", "modules/backup"},
+		packages: []string{"modules/store/...", "modules/eventql/...", "modules/backup", "modules/subscriptions"},
 		why:      "the storage engine and the query language: plain Go that a test, a tool or another service can use without the HTTP service around it",
 	},
 	{

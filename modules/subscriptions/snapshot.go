@@ -1,0 +1,72 @@
+package subscriptions
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// Snapshot is the durable part of a Partition: what a restart must not
+// forget. The owner is not part of it: after a restart every consumer
+// connects again, and the partitions move to them (a new epoch).
+type Snapshot struct {
+	Epoch    uint64            `json:"epoch"`
+	Floor    uint64            `json:"floor"`
+	Settled  []uint64          `json:"settled,omitempty"`
+	InFlight []SnapshotAttempt `json:"inFlight,omitempty"`
+}
+
+// SnapshotAttempt is a delivery in flight as a Snapshot keeps it.
+type SnapshotAttempt struct {
+	EventID uint64 `json:"id"`
+	Attempt int    `json:"attempt"`
+}
+
+// Snapshot returns the durable part of p.
+func (p *Partition) Snapshot() Snapshot {
+	s := Snapshot{Epoch: p.Epoch, Floor: p.floor, Settled: slices.Clone(p.settled)}
+	for _, d := range p.inFlight {
+		s.InFlight = append(s.InFlight, SnapshotAttempt{EventID: d.EventID, Attempt: d.Attempt})
+	}
+	return s
+}
+
+// Restore returns partition index of a subscription with opts as s left
+// it, without an owner: its deliveries in flight are due at once, to be
+// sent again (attempt + 1) to the next owner.
+func Restore(index int, opts Options, s Snapshot, now time.Time) (*Partition, error) {
+	p := &Partition{Index: index, opts: opts, Epoch: s.Epoch, floor: s.Floor, cursor: s.Floor}
+	last := s.Floor
+	for i, id := range s.Settled {
+		if id < s.Floor || (i > 0 && id <= s.Settled[i-1]) {
+			return nil, fmt.Errorf("partition %d: settled ids not ascending above the floor %d", index, s.Floor)
+		}
+		last = max(last, id+1)
+	}
+	for i, a := range s.InFlight {
+		if a.EventID < s.Floor || (i > 0 && a.EventID <= s.InFlight[i-1].EventID) || a.Attempt < 1 {
+			return nil, fmt.Errorf("partition %d: deliveries in flight not ascending above the floor %d", index, s.Floor)
+		}
+		if _, settled := slices.BinarySearch(s.Settled, a.EventID); settled {
+			return nil, fmt.Errorf("partition %d: event %d both settled and in flight", index, a.EventID)
+		}
+		p.inFlight = append(p.inFlight, Delivery{EventID: a.EventID, Attempt: a.Attempt, Due: now})
+		last = max(last, a.EventID+1)
+	}
+	p.settled = slices.Clone(s.Settled)
+	p.cursor = last
+	return p, nil
+}
+
+// MarshalSnapshot returns the stored form of s.
+func MarshalSnapshot(s Snapshot) ([]byte, error) { return json.Marshal(s) }
+
+// UnmarshalSnapshot returns the Snapshot of its stored form.
+func UnmarshalSnapshot(raw []byte) (Snapshot, error) {
+	var s Snapshot
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return Snapshot{}, fmt.Errorf("partition state: %w", err)
+	}
+	return s, nil
+}

@@ -1,0 +1,272 @@
+package subscriptions
+
+import (
+	"errors"
+	"slices"
+	"time"
+)
+
+// Delivery is an event sent to the partition's owner and not settled yet.
+type Delivery struct {
+	EventID uint64
+	// Attempt counts the sends of the event: 1 for the first.
+	Attempt int
+	// Due is when the event is sent again (attempt + 1), or parked after
+	// MaxDeliveries attempts, unless it is settled before.
+	Due time.Time
+}
+
+// Parked is an event the partition gave up on: settled without being
+// acknowledged.
+type Parked struct {
+	EventID  uint64
+	Attempts int
+	At       time.Time
+	Reason   string
+}
+
+// Partition is one partition of a subscription: it delivers its events in
+// id order to its owner, at most MaxInFlight unsettled at once. Its floor
+// is the position's successor: every event of the partition below it is
+// settled (acknowledged or parked); above it, settled ids and the
+// deliveries in flight are remembered. Only one goroutine uses a Partition.
+type Partition struct {
+	Index int
+	// Epoch rises with every move and reset; a token of another epoch is
+	// stale.
+	Epoch uint64
+	// Owner is the consumer the partition delivers to, "" for none.
+	Owner string
+
+	opts     Options
+	floor    uint64
+	cursor   uint64     // the next id to offer: every id below it was delivered, settled or is no event of the partition
+	settled  []uint64   // settled ids at or above floor, ascending
+	inFlight []Delivery // ascending by EventID
+}
+
+// Errors of Deliver.
+var (
+	errNoRoom   = errors.New("the window is full")
+	errBehind   = errors.New("the event lies before the cursor")
+	errNotOwned = errors.New("the partition has no owner")
+)
+
+// NewPartition returns partition index of a subscription with opts whose
+// first event is at floor or above.
+func NewPartition(index int, opts Options, floor uint64) *Partition {
+	return &Partition{Index: index, opts: opts, floor: floor, cursor: floor}
+}
+
+// Floor returns the id below which every event of the partition is
+// settled.
+func (p *Partition) Floor() uint64 { return p.floor }
+
+// Position returns the highest id up to which every event of the
+// partition is settled, and false before any (the floor is 0).
+func (p *Partition) Position() (uint64, bool) { return p.floor - 1, p.floor > 0 }
+
+// Cursor returns the id to look for the partition's next new event from.
+func (p *Partition) Cursor() uint64 { return p.cursor }
+
+// InFlight returns the deliveries sent and not settled, in id order; the
+// slice is the partition's own.
+func (p *Partition) InFlight() []Delivery { return p.inFlight }
+
+// Room returns how many new events may be delivered now.
+func (p *Partition) Room() int {
+	if p.Owner == "" {
+		return 0
+	}
+	return p.opts.MaxInFlight - len(p.inFlight)
+}
+
+// Settled reports whether the event id was settled (after a restart, the
+// ids above the floor that must not be delivered again).
+func (p *Partition) Settled(id uint64) bool {
+	if id < p.floor {
+		return true
+	}
+	_, found := slices.BinarySearch(p.settled, id)
+	return found
+}
+
+// Deliver sends the event id, the partition's next one at or after the
+// cursor, to the owner, and returns the delivery; a settled id is skipped
+// (false).
+func (p *Partition) Deliver(id uint64, now time.Time) (Delivery, bool, error) {
+	switch {
+	case p.Owner == "":
+		return Delivery{}, false, errNotOwned
+	case id < p.cursor:
+		return Delivery{}, false, errBehind
+	case p.Settled(id):
+		p.Skip(id + 1)
+		return Delivery{}, false, nil
+	case len(p.inFlight) >= p.opts.MaxInFlight:
+		return Delivery{}, false, errNoRoom
+	}
+	d := Delivery{EventID: id, Attempt: 1, Due: now.Add(p.opts.AcknowledgeTimeout)}
+	p.inFlight = append(p.inFlight, d)
+	p.cursor = id + 1
+	return d, true, nil
+}
+
+// Skip moves the cursor to to: no event of the partition lies between the
+// cursor and to but those delivered or settled.
+func (p *Partition) Skip(to uint64) {
+	if to > p.cursor {
+		p.cursor = to
+		p.advance()
+	}
+}
+
+// Due returns the deliveries due now, in id order, each sent again with
+// its attempt raised, and the events parked instead because they had
+// MaxDeliveries attempts.
+func (p *Partition) Due(now time.Time) (again []Delivery, parked []Parked) {
+	if p.Owner == "" {
+		return nil, nil
+	}
+	kept := p.inFlight[:0]
+	for _, d := range p.inFlight {
+		switch {
+		case d.Due.After(now):
+		case d.Attempt >= p.opts.MaxDeliveries:
+			parked = append(parked, Parked{EventID: d.EventID, Attempts: d.Attempt, At: now})
+			p.insertSettled(d.EventID)
+			continue
+		default:
+			d.Attempt++
+			d.Due = now.Add(p.opts.AcknowledgeTimeout)
+			again = append(again, d)
+		}
+		kept = append(kept, d)
+	}
+	p.inFlight = kept
+	if len(parked) > 0 {
+		p.advance()
+	}
+	return again, parked
+}
+
+// NextDue returns when the first delivery in flight is due, false when
+// none is in flight.
+func (p *Partition) NextDue() (time.Time, bool) {
+	if len(p.inFlight) == 0 {
+		return time.Time{}, false
+	}
+	next := p.inFlight[0].Due
+	for _, d := range p.inFlight[1:] {
+		if d.Due.Before(next) {
+			next = d.Due
+		}
+	}
+	return next, true
+}
+
+// find returns the index in flight of the delivery of t, or -1 when t is
+// stale: of another epoch, or of an event not in flight (settled, or never
+// delivered).
+func (p *Partition) find(t Token) int {
+	if t.Epoch != p.Epoch {
+		return -1
+	}
+	i, found := slices.BinarySearchFunc(p.inFlight, t.EventID, func(d Delivery, id uint64) int {
+		switch {
+		case d.EventID < id:
+			return -1
+		case d.EventID > id:
+			return 1
+		}
+		return 0
+	})
+	if !found {
+		return -1
+	}
+	return i
+}
+
+// Acknowledge settles the delivery of t; false when t is stale.
+func (p *Partition) Acknowledge(t Token) bool {
+	i := p.find(t)
+	if i < 0 {
+		return false
+	}
+	p.settle(i)
+	return true
+}
+
+// Park settles the delivery of t without acknowledging it and returns the
+// parked event; false when t is stale.
+func (p *Partition) Park(t Token, reason string, now time.Time) (Parked, bool) {
+	i := p.find(t)
+	if i < 0 {
+		return Parked{}, false
+	}
+	parked := Parked{EventID: t.EventID, Attempts: p.inFlight[i].Attempt, At: now, Reason: reason}
+	p.settle(i)
+	return parked, true
+}
+
+// Retry has the delivery of t sent again after the delay (counting toward
+// MaxDeliveries); false when t is stale.
+func (p *Partition) Retry(t Token, after time.Duration, now time.Time) bool {
+	i := p.find(t)
+	if i < 0 {
+		return false
+	}
+	p.inFlight[i].Due = now.Add(after)
+	return true
+}
+
+// Move gives the partition to owner ("" for none): the epoch rises, so
+// every token of the old owner is stale, and the deliveries in flight are
+// due at once, to be sent again to the new owner in id order (each send
+// counts as an attempt, so that an event that makes every owner fail is
+// parked in the end).
+func (p *Partition) Move(owner string, now time.Time) {
+	p.Owner = owner
+	p.Epoch++
+	for i := range p.inFlight {
+		p.inFlight[i].Due = now
+	}
+}
+
+// Reset moves the partition's floor to floor (a rebuild from there): the
+// epoch rises, and the deliveries in flight and the settled ids above the
+// floor are forgotten.
+func (p *Partition) Reset(floor uint64) {
+	p.Epoch++
+	p.floor, p.cursor = floor, floor
+	p.settled, p.inFlight = nil, nil
+}
+
+// settle removes the delivery at index i of inFlight and remembers its
+// event as settled.
+func (p *Partition) settle(i int) {
+	id := p.inFlight[i].EventID
+	p.inFlight = slices.Delete(p.inFlight, i, i+1)
+	p.insertSettled(id)
+	p.advance()
+}
+
+func (p *Partition) insertSettled(id uint64) {
+	if i, found := slices.BinarySearch(p.settled, id); !found {
+		p.settled = slices.Insert(p.settled, i, id)
+	}
+}
+
+// advance moves the floor over the settled prefix: up to the first
+// delivery in flight, or to the cursor when none is.
+func (p *Partition) advance() {
+	floor := p.cursor
+	if len(p.inFlight) > 0 {
+		floor = p.inFlight[0].EventID
+	}
+	if floor > p.floor {
+		p.floor = floor
+	}
+	i, _ := slices.BinarySearch(p.settled, p.floor)
+	p.settled = slices.Delete(p.settled, 0, i)
+}
