@@ -123,6 +123,56 @@ func TestSessionsAndCommitOutcomes(t *testing.T) {
 		})
 	}
 
+	// A commit without events is found by its marker in commit_markers;
+	// its record of feature state may be changed again later, so it cannot
+	// be the marker. Committed: the change is there once; not committed:
+	// the commit is tried again and the fence still holds.
+	stateOf := func(t *testing.T, name string) (value string, version int64) {
+		conn, err := pgx.Connect(ctx, cluster.URL(name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close(ctx)
+		if err := conn.QueryRow(ctx, "SELECT convert_from(value, 'UTF8'), version FROM eventstore.state WHERE space = 'test' AND key = 'k'").Scan(&value, &version); err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			t.Fatal(err)
+		}
+		return value, version
+	}
+	put := func(s *store.Store) error {
+		_, err := s.Commit(ctx, store.Request{Changes: []store.Change{{Space: "test", Key: "k", Value: []byte("v"), Expect: 0}}})
+		return err
+	}
+	t.Run("a change of state committed before the connection broke", func(t *testing.T) {
+		b, s, name := open(t)
+		onceAt(b, "sent", func(conn *pgconn.PgConn) {
+			deadline := time.Now().Add(10 * time.Second)
+			for v, _ := stateOf(t, name); v == "" && time.Now().Before(deadline); v, _ = stateOf(t, name) {
+				time.Sleep(10 * time.Millisecond)
+			}
+			conn.Conn().Close()
+		})
+		if err := put(s); err != nil {
+			t.Fatalf("a change that committed: %v", err)
+		}
+		if v, version := stateOf(t, name); v != "v" || version != 1 || b.Stats().Resolved != 1 {
+			t.Fatalf("state %q version %d, %d outcomes resolved; want v, 1, 1", v, version, b.Stats().Resolved)
+		}
+	})
+	t.Run("a change of state not committed", func(t *testing.T) {
+		b, s, name := open(t)
+		onceAt(b, "send", func(conn *pgconn.PgConn) {
+			if err := cluster.Exec(ctx, "postgres", fmt.Sprintf("SELECT pg_terminate_backend(%d, 10000)", conn.PID())); err != nil {
+				t.Error(err)
+			}
+		})
+		if err := put(s); err != nil {
+			t.Fatalf("a change whose first commit failed: %v", err)
+		}
+		if v, _ := stateOf(t, name); v != "v" || b.Stats().CommitRetries == 0 {
+			t.Fatalf("state %q after %d retries", v, b.Stats().CommitRetries)
+		}
+	})
+
 	// Last, as it stops the cluster: a commit whose outcome cannot be
 	// looked up stops the store; it is never tried again, which could store
 	// it twice.
