@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/eventstore-service/eventstore/modules/event"
 )
@@ -24,8 +25,8 @@ const AnyVersion = ^uint64(0)
 
 // Change asks for a put or a delete of one record of feature state.
 type Change struct {
-	// Space and Key name the record. The space must not be empty nor hold
-	// a 0x00 byte.
+	// Space and Key name the record: UTF-8 without 0x00 bytes, which
+	// every backend keeps as text; the space is not empty.
 	Space, Key string
 	// Value is the new value; nil deletes the record.
 	Value []byte
@@ -137,11 +138,13 @@ func (s *Store) Commit(ctx context.Context, r Request) ([]event.Record, error) {
 	}
 }
 
-// checkChanges refuses changes without a space or with a 0x00 byte in it.
+// checkChanges refuses a change without a space, or whose space or key is
+// not UTF-8 without 0x00 bytes.
 func checkChanges(changes []Change) error {
+	text := func(s string) bool { return utf8.ValidString(s) && strings.IndexByte(s, 0) < 0 }
 	for _, c := range changes {
-		if c.Space == "" || strings.IndexByte(c.Space, 0) >= 0 {
-			return fmt.Errorf("state space %q: empty or with a 0x00 byte", c.Space)
+		if c.Space == "" || !text(c.Space) || !text(c.Key) {
+			return fmt.Errorf("state %q/%q: a space and a key of UTF-8 without 0x00 bytes, the space not empty", c.Space, c.Key)
 		}
 	}
 	return nil

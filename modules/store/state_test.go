@@ -129,8 +129,10 @@ func TestFeatureState(t *testing.T) {
 			t.Fatalf("after a delete: found %v, applied %d", found, applied.Load())
 		}
 
-		if _, err := s.Commit(ctx, store.Request{Changes: []store.Change{{Space: "", Key: "k"}}}); err == nil {
-			t.Fatal("a change without a space was taken")
+		for _, c := range []store.Change{{Space: "", Key: "k"}, {Space: "a\x00b", Key: "k"}, {Space: space, Key: "\xff"}, {Space: space, Key: "a\x00"}} {
+			if _, err := s.Commit(ctx, store.Request{Changes: []store.Change{c}}); err == nil || !s.Writable() {
+				t.Fatalf("a change of %q/%q was taken (or stopped the store: writable %v)", c.Space, c.Key, s.Writable())
+			}
 		}
 
 		storetest.Close(t, s)
