@@ -164,7 +164,7 @@ const SchemaSpace = "schema"
 // *ExistingConflictError, ErrReadOnly, ErrClosed or a *FailureError. The
 // schema is a record of feature state, committed like events.
 func (s *Store) RegisterSchema(ctx context.Context, eventType string, sch *schema.Schema) error {
-	if err := s.refusal(); err != nil {
+	if err := s.refusal(Request{}); err != nil {
 		return err
 	}
 	if s.schemas.get(eventType) != nil {

@@ -66,6 +66,9 @@ type Request struct {
 	// decided before the request (Group). A *FailureError from it stops
 	// the store.
 	Check func(*Group) error
+	// InReadOnly has the request decided also in read-only mode, which
+	// refuses every other one; it is ignored for a request with events.
+	InReadOnly bool
 	// Applied, unless nil, is called by the writer once the request is
 	// durable (and visible to readers), before its caller learns so. The
 	// writer waits for it: it must be quick.
@@ -94,10 +97,6 @@ func (x *Group) State(space, key string) (StateRecord, bool, error) {
 // Changes returns how many changes of space the group accepted so far.
 func (x *Group) Changes(space string) int { return x.g.spaces[space] }
 
-// RefuseRest refuses every later request of the group with err; the
-// request that calls it is decided as usual.
-func (x *Group) RefuseRest(err error) { x.g.refuse = err }
-
 // Commit hands r to the writer and returns the records of its events once
 // it is durable. Query preconditions are evaluated here, in the caller's
 // goroutine, on the state durable now; the writer only checks that
@@ -107,7 +106,7 @@ func (x *Group) RefuseRest(err error) { x.g.refuse = err }
 // ErrReadOnly, ErrClosed, a *FailureError, or ctx's error while waiting for
 // a place in the queue (then nothing was written).
 func (s *Store) Commit(ctx context.Context, r Request) ([]event.Record, error) {
-	if err := s.refusal(); err != nil {
+	if err := s.refusal(r); err != nil {
 		return nil, err
 	}
 	if err := checkChanges(r.Changes); err != nil {

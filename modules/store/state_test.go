@@ -205,3 +205,23 @@ func TestFeatureStateIsFollowed(t *testing.T) {
 		t.Fatalf("the other node reads %+v %v %v", r, found, err)
 	}
 }
+
+// TestInReadOnly checks that read-only mode refuses every request but those
+// marked InReadOnly without events.
+func TestInReadOnly(t *testing.T) {
+	s := storetest.Start(t, storetest.Pebble.New(t))
+	ctx := context.Background()
+	if err := s.EnterReadOnly(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Commit(ctx, store.Request{Changes: []store.Change{put("a", "1", 0)}}); !errors.Is(err, store.ErrReadOnly) {
+		t.Fatalf("a change in read-only mode: %v", err)
+	}
+	if _, err := s.Commit(ctx, store.Request{InReadOnly: true, Events: []event.Candidate{candidate("/a", lib+"x", `{}`)}, Changes: []store.Change{put("a", "1", 0)}}); !errors.Is(err, store.ErrReadOnly) {
+		t.Fatalf("events marked InReadOnly: %v", err)
+	}
+	commit(t, s, store.Request{InReadOnly: true, Changes: []store.Change{put("a", "1", 0)}})
+	if r, found := stateOf(t, s, "a"); !found || string(r.Value) != "1" {
+		t.Fatal("the change marked InReadOnly was not made")
+	}
+}

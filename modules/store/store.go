@@ -266,7 +266,7 @@ func (s *Store) Close(ctx context.Context) error {
 // state read again (OnStateChanged). A restore (package restore) is such a
 // function. It fails with ErrReadOnly, a *FailureError, or fn's error.
 func (s *Store) Exclusive(ctx context.Context, fn func(b Backend, head Head) error) error {
-	if err := s.refusal(); err != nil {
+	if err := s.refusal(Request{}); err != nil {
 		return err
 	}
 	s.writing.Lock()
@@ -326,12 +326,12 @@ func (s *Store) Write(ctx context.Context, candidates []event.Candidate, precond
 	return s.Commit(ctx, Request{Events: candidates, Preconditions: preconditions})
 }
 
-// refusal returns why the store takes no writes now, or nil.
-func (s *Store) refusal() error {
+// refusal returns why the store takes no request r now, or nil.
+func (s *Store) refusal(r Request) error {
 	if f := s.failure.Load(); f != nil {
 		return f
 	}
-	if s.readOnly.Load() {
+	if s.readOnly.Load() && (!r.InReadOnly || len(r.Events) > 0) {
 		return ErrReadOnly
 	}
 	return nil
@@ -346,7 +346,7 @@ func (s *Store) EnterReadOnly(ctx context.Context) error {
 	}
 	_, err := s.Commit(ctx, Request{
 		Check: func(g *Group) error {
-			g.RefuseRest(ErrReadOnly)
+			g.g.readOnly = true // the rest of the group is decided as in read-only mode
 			return nil
 		},
 		Applied: func() { s.readOnly.Store(true) },

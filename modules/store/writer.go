@@ -244,7 +244,7 @@ type groupState struct {
 	changed    map[stateKey]int          // index in state of each record changed
 	spaces     map[string]int            // changes accepted by space
 	registered map[string]*schema.Schema // schemas registered in the group
-	refuse     error                     // refuses the rest of the group (Group.RefuseRest)
+	readOnly   bool                      // a request of the group entered read-only mode
 	accepted   []*writeRequest
 }
 
@@ -273,10 +273,6 @@ func (s *Store) prepare(group []*writeRequest) (*groupState, error) {
 		registered: map[string]*schema.Schema{},
 	}
 	for _, w := range group {
-		if g.refuse != nil {
-			w.err = g.refuse
-			continue
-		}
 		err := s.check(w, g)
 		var failure *FailureError
 		switch {
@@ -298,7 +294,7 @@ func (s *Store) prepare(group []*writeRequest) (*groupState, error) {
 // far: its events' schemas and preconditions, its changes' fences, its own
 // rule. A storage failure comes back as a *FailureError.
 func (s *Store) check(w *writeRequest, g *groupState) error {
-	if s.readOnly.Load() {
+	if (s.readOnly.Load() || g.readOnly) && (!w.InReadOnly || len(w.Events) > 0) {
 		return ErrReadOnly
 	}
 	if len(w.Events) > 0 {
