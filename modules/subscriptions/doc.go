@@ -18,7 +18,16 @@
 //   - A Token names one delivery: subscription, partition, epoch, event id
 //     and attempt.
 //
-// Status: the state machine and its tests; the routes, the dispatcher
-// that reads the log for it and the durable state through the store's
-// feature state come next.
+// A Manager keeps the subscriptions of a store durable as its feature
+// state (durable.go): it creates, resets and deletes them, connects and
+// disconnects consumers (spreading the partitions again), and, through one
+// commit each, hands a consumer its deliveries (Poll: the due ones again,
+// then new events read through the store's views) and settles deliveries,
+// optionally together with a write of events (both or neither). Every
+// change of a partition commits before it is visible; a failed commit
+// leaves the partition as it was.
+//
+// Status: not served yet. The routes and their streams, replay of parked
+// events, backups, metrics, the console, the CLI and the client package,
+// and PostgreSQL leases come next.
 package subscriptions

@@ -270,3 +270,10 @@ func (p *Partition) advance() {
 	i, _ := slices.BinarySearch(p.settled, p.floor)
 	p.settled = slices.Delete(p.settled, 0, i)
 }
+
+// clone returns a copy of p that shares nothing with it.
+func (p *Partition) clone() Partition {
+	c := *p
+	c.settled, c.inFlight = slices.Clone(p.settled), slices.Clone(p.inFlight)
+	return c
+}

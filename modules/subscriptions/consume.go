@@ -1,0 +1,267 @@
+package subscriptions
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"time"
+
+	"github.com/eventstore-service/eventstore/modules/event"
+	"github.com/eventstore-service/eventstore/modules/store"
+)
+
+// Connect adds the consumer name to the subscription sub and spreads the
+// partitions again (Assign). A consumer of the same name is replaced: it
+// ends with ErrReplaced, and its partitions move to the new one (their
+// epochs rise, so its tokens are stale). Consuming goes on in read-only
+// mode.
+func (m *Manager) Connect(ctx context.Context, subscriptionName, name string) (*Consumer, error) {
+	sub, err := m.lookup(subscriptionName)
+	if err != nil {
+		return nil, err
+	}
+	sub.mu.Lock()
+	defer sub.mu.Unlock()
+	if sub.deleted {
+		return nil, ErrNotFound
+	}
+	c := &Consumer{Name: name, ConnectedAt: m.now().UTC(), sub: sub, ended: make(chan struct{}), changed: make(chan struct{})}
+	consumers := []*Consumer{}
+	var replaced *Consumer
+	for _, old := range sub.consumers {
+		if old.Name == name {
+			replaced = old
+			continue
+		}
+		consumers = append(consumers, old)
+	}
+	if err := m.rebalance(ctx, sub, append(consumers, c), name); err != nil {
+		return nil, err
+	}
+	if replaced != nil {
+		replaced.end(ErrReplaced)
+	}
+	return c, nil
+}
+
+// Disconnect removes c from its subscription, and its partitions move to
+// the consumers left.
+func (m *Manager) Disconnect(ctx context.Context, c *Consumer) error {
+	sub := c.sub
+	sub.mu.Lock()
+	defer sub.mu.Unlock()
+	i := -1
+	for j, other := range sub.consumers {
+		if other == c {
+			i = j
+		}
+	}
+	if i < 0 {
+		return nil // replaced, or its subscription deleted
+	}
+	rest := append(sub.consumers[:i:i], sub.consumers[i+1:]...)
+	return m.rebalance(ctx, sub, rest, "")
+}
+
+// rebalance gives sub the consumers and moves its partitions to the owners
+// Assign picks, those of the consumer named replaced too; it commits the
+// new epochs and tells every consumer whose partitions changed. The caller
+// holds sub.mu.
+func (m *Manager) rebalance(ctx context.Context, sub *subscription, consumers []*Consumer, replaced string) error {
+	owners := make([]string, len(sub.parts))
+	for i, p := range sub.parts {
+		owners[i] = p.Owner
+	}
+	names := make([]string, len(consumers))
+	for i, c := range consumers {
+		names[i] = c.Name
+	}
+	next := Assign(owners, names)
+	now := m.now()
+	touched := map[string]bool{}
+	var moved []int
+	for i, p := range sub.parts {
+		if next[i] != p.Owner || (replaced != "" && p.Owner == replaced) {
+			moved = append(moved, i)
+			touched[p.Owner], touched[next[i]] = true, true
+		}
+	}
+	if len(moved) > 0 {
+		_, err := sub.commit(ctx, m.store, store.Request{InReadOnly: true}, moved, func() ([]store.Change, error) {
+			for _, i := range moved {
+				sub.parts[i].Move(next[i], now)
+			}
+			return nil, nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	sub.consumers = consumers
+	for _, c := range consumers {
+		if touched[c.Name] {
+			close(c.changed)
+			c.changed = make(chan struct{})
+		}
+	}
+	return nil
+}
+
+// Delivered is one delivery of an event to a consumer.
+type Delivered struct {
+	Token  Token
+	Record event.Record // the stored record, the handler's to render
+}
+
+// maxScan bounds the events a Poll looks at for new deliveries, so that a
+// poll of a subscription whose events are rare in the log ends soon; the
+// next poll goes on from there.
+const maxScan = 100_000
+
+// Poll returns what c is to receive now, after making it durable: the
+// deliveries of its partitions that are due again (their attempt raised;
+// those out of attempts are parked instead), then new events of its
+// partitions in id order, as far as their windows take them. It fails
+// with c's end (ErrReplaced, ErrDeleted) or the store's error.
+func (m *Manager) Poll(ctx context.Context, c *Consumer) ([]Delivered, error) {
+	sub := c.sub
+	sub.mu.Lock()
+	defer sub.mu.Unlock()
+	if c.err != nil {
+		return nil, c.err
+	}
+	var owned []int
+	for i, p := range sub.parts {
+		if p.Owner == c.Name {
+			owned = append(owned, i)
+		}
+	}
+	if len(owned) == 0 {
+		return nil, nil
+	}
+	now := m.now()
+	view := m.store.View()
+	var out []Delivered
+	_, err := sub.commit(ctx, m.store, store.Request{InReadOnly: true}, owned, func() ([]store.Change, error) {
+		var parkedChanges []store.Change
+		for _, i := range owned {
+			p := sub.parts[i]
+			again, parked := p.Due(now)
+			for _, d := range again {
+				rec, err := recordOf(view, d.EventID)
+				if err != nil {
+					return nil, err
+				}
+				out = append(out, Delivered{Token: sub.token(p, d), Record: rec})
+			}
+			for _, pk := range parked {
+				parkedChanges = append(parkedChanges, parkChange(sub.def.Name, p.Index, pk))
+			}
+		}
+		fresh, err := sub.scan(view, owned, now)
+		out = append(out, fresh...)
+		return parkedChanges, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// scan delivers the new events of the partitions owned that have room,
+// reading the view from the lowest of their cursors.
+func (sub *subscription) scan(view *store.View, owned []int, now time.Time) ([]Delivered, error) {
+	from, any := uint64(0), false
+	for _, i := range owned {
+		if p := sub.parts[i]; p.Room() > 0 && (!any || p.Cursor() < from) {
+			from, any = p.Cursor(), true
+		}
+	}
+	count := view.Count()
+	if !any || from >= count {
+		return nil, nil
+	}
+	to := min(count, from+maxScan) - 1
+	var out []Delivered
+	it := view.Scan(store.Scan{Subject: sub.def.Subject, Recursive: sub.def.Options.Recursive, From: from, To: to})
+	for it.Next() {
+		rec := it.Record()
+		f, err := event.Decode(rec)
+		if err != nil {
+			it.Close()
+			return nil, err
+		}
+		if !sub.def.Matches(f.Subject, f.Type) {
+			continue
+		}
+		p := sub.parts[PartitionOf(f.Subject, len(sub.parts))]
+		if !ownedBy(owned, p.Index) || rec.ID < p.Cursor() {
+			continue
+		}
+		if p.Room() == 0 {
+			if allFull(sub, owned) {
+				break
+			}
+			continue
+		}
+		d, ok, err := p.Deliver(rec.ID, now)
+		if err != nil {
+			it.Close()
+			return nil, err
+		}
+		if ok {
+			out = append(out, Delivered{Token: sub.token(p, d), Record: event.Record{ID: rec.ID, JSON: bytes.Clone(rec.JSON)}})
+		}
+	}
+	if err := it.Close(); err != nil {
+		return nil, err
+	}
+	for _, i := range owned {
+		if p := sub.parts[i]; p.Room() > 0 {
+			p.Skip(to + 1) // every event of it up to to was delivered
+		}
+	}
+	return out, nil
+}
+
+func ownedBy(owned []int, p int) bool {
+	for _, i := range owned {
+		if i == p {
+			return true
+		}
+	}
+	return false
+}
+
+// allFull reports whether no partition owned has room.
+func allFull(sub *subscription, owned []int) bool {
+	for _, i := range owned {
+		if sub.parts[i].Room() > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func (sub *subscription) token(p *Partition, d Delivery) Token {
+	return Token{Subscription: sub.def.Name, Partition: p.Index, Epoch: p.Epoch, EventID: d.EventID, Attempt: d.Attempt}
+}
+
+// recordOf returns the record of id in view.
+func recordOf(view *store.View, id uint64) (event.Record, error) {
+	it := view.Scan(store.Scan{From: id, To: id})
+	defer it.Close()
+	if !it.Next() {
+		if err := it.Close(); err != nil {
+			return event.Record{}, err
+		}
+		return event.Record{}, errors.New("a delivered event is missing")
+	}
+	r := it.Record()
+	return event.Record{ID: r.ID, JSON: bytes.Clone(r.JSON)}, nil
+}
+
+func parkChange(name string, partition int, pk Parked) store.Change {
+	return store.Change{Space: spaceParked, Key: parkedKey(name, pk.EventID),
+		Value: mustJSON(parkedRecord{Partition: partition, Attempts: pk.Attempts, At: pk.At.UTC(), Reason: pk.Reason}), Expect: store.AnyVersion}
+}

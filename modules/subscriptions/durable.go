@@ -1,0 +1,185 @@
+package subscriptions
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/eventstore-service/eventstore/modules/store"
+)
+
+// The subscriptions keep their state as the store's feature state, in four
+// spaces, keyed by the subscription's name (which holds no "/"):
+//
+//	subscriptions             <name>                      the definition
+//	subscriptions.partitions  <name>/<partition>          its epoch and floor
+//	subscriptions.deliveries  <name>/<partition>/<id>     an event above the floor: in flight
+//	                                                      (its attempt) or settled
+//	subscriptions.parked      <name>/<id>                 a parked event
+//
+// Partitions and ids are zero-padded decimals, so that key order is
+// numeric order. Every record is small: an acknowledgement changes one
+// delivery record, and the partition's when its floor moves (then the
+// settled records below the floor go).
+const (
+	spaceDefinitions = "subscriptions"
+	spacePartitions  = "subscriptions.partitions"
+	spaceDeliveries  = "subscriptions.deliveries"
+	spaceParked      = "subscriptions.parked"
+)
+
+func partitionKey(name string, p int) string { return fmt.Sprintf("%s/%04d", name, p) }
+
+func deliveryKey(name string, p int, id uint64) string {
+	return fmt.Sprintf("%s/%04d/%020d", name, p, id)
+}
+
+func parkedKey(name string, id uint64) string { return fmt.Sprintf("%s/%020d", name, id) }
+
+// definitionRecord is the stored form of a definition.
+type definitionRecord struct {
+	Subject            string    `json:"subject"`
+	Recursive          bool      `json:"recursive,omitempty"`
+	EventTypes         []string  `json:"eventTypes,omitempty"`
+	Start              StartKind `json:"start"`
+	StartEventID       uint64    `json:"startEventId,omitempty"`
+	Partitions         int       `json:"partitions"`
+	MaxInFlight        int       `json:"maxInFlight"`
+	AcknowledgeTimeout int64     `json:"acknowledgeTimeoutNs"`
+	MaxDeliveries      int       `json:"maxDeliveries"`
+	CreatedAt          time.Time `json:"createdAt"`
+}
+
+func encodeDefinition(d Definition, created time.Time) []byte {
+	o := d.Options
+	raw, _ := json.Marshal(definitionRecord{Subject: d.Subject, Recursive: o.Recursive, EventTypes: o.EventTypes,
+		Start: o.Start.Kind, StartEventID: o.Start.EventID, Partitions: o.Partitions, MaxInFlight: o.MaxInFlight,
+		AcknowledgeTimeout: int64(o.AcknowledgeTimeout), MaxDeliveries: o.MaxDeliveries, CreatedAt: created})
+	return raw
+}
+
+func decodeDefinition(name string, raw []byte) (Definition, time.Time, error) {
+	var r definitionRecord
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return Definition{}, time.Time{}, fmt.Errorf("subscription %s: %w", name, err)
+	}
+	d := Definition{Name: name, Subject: r.Subject, Options: Options{Recursive: r.Recursive, EventTypes: r.EventTypes,
+		Start: Start{Kind: r.Start, EventID: r.StartEventID}, Partitions: r.Partitions, MaxInFlight: r.MaxInFlight,
+		AcknowledgeTimeout: time.Duration(r.AcknowledgeTimeout), MaxDeliveries: r.MaxDeliveries}}
+	if err := d.Validate(); err != nil {
+		return Definition{}, time.Time{}, fmt.Errorf("subscription %s: %w", name, err)
+	}
+	return d, r.CreatedAt, nil
+}
+
+// partitionRecord is the stored form of a partition's epoch and floor.
+type partitionRecord struct {
+	Epoch uint64 `json:"epoch"`
+	Floor uint64 `json:"floor"`
+}
+
+// deliveryRecord is the stored form of an event above a floor: its attempt
+// while in flight, or settled.
+type deliveryRecord struct {
+	Attempt int  `json:"attempt,omitempty"`
+	Settled bool `json:"settled,omitempty"`
+}
+
+// ParkedRecord is the stored form of a parked event.
+type parkedRecord struct {
+	Partition int       `json:"partition"`
+	Attempts  int       `json:"attempts"`
+	At        time.Time `json:"parkedAt"`
+	Reason    string    `json:"reason,omitempty"`
+}
+
+func mustJSON(v any) []byte {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		panic(err) // the records are plain structs
+	}
+	return raw
+}
+
+// changes returns the changes of feature state that take the stored
+// partition p of subscription name from before to after.
+func changes(name string, p int, before, after Snapshot) []store.Change {
+	var out []store.Change
+	if before.Epoch != after.Epoch || before.Floor != after.Floor {
+		out = append(out, store.Change{Space: spacePartitions, Key: partitionKey(name, p),
+			Value: mustJSON(partitionRecord{Epoch: after.Epoch, Floor: after.Floor}), Expect: store.AnyVersion})
+	}
+	old := records(before)
+	for id, r := range records(after) {
+		if o, ok := old[id]; !ok || o != r {
+			out = append(out, store.Change{Space: spaceDeliveries, Key: deliveryKey(name, p, id), Value: mustJSON(r), Expect: store.AnyVersion})
+		}
+		delete(old, id)
+	}
+	for id := range old {
+		out = append(out, store.Change{Space: spaceDeliveries, Key: deliveryKey(name, p, id), Expect: store.AnyVersion})
+	}
+	return out
+}
+
+// records returns the delivery records of a snapshot by event id.
+func records(s Snapshot) map[uint64]deliveryRecord {
+	out := make(map[uint64]deliveryRecord, len(s.Settled)+len(s.InFlight))
+	for _, id := range s.Settled {
+		out[id] = deliveryRecord{Settled: true}
+	}
+	for _, a := range s.InFlight {
+		out[a.EventID] = deliveryRecord{Attempt: a.Attempt}
+	}
+	return out
+}
+
+// loadSnapshots reads the stored partitions of subscription name.
+func loadSnapshots(s *store.Store, name string, partitions int) ([]Snapshot, error) {
+	out := make([]Snapshot, partitions)
+	for p := range out {
+		r, found, err := s.State(spacePartitions, partitionKey(name, p))
+		if err != nil {
+			return nil, err
+		}
+		if !found {
+			return nil, fmt.Errorf("subscription %s: partition %d is not stored", name, p)
+		}
+		var pr partitionRecord
+		if err := json.Unmarshal(r.Value, &pr); err != nil {
+			return nil, fmt.Errorf("subscription %s, partition %d: %w", name, p, err)
+		}
+		out[p] = Snapshot{Epoch: pr.Epoch, Floor: pr.Floor}
+	}
+	it := s.States(spaceDeliveries, name+"/")
+	for it.Next() {
+		r := it.Record()
+		var p int
+		var id uint64
+		parts := strings.Split(strings.TrimPrefix(r.Key, name+"/"), "/")
+		var err error
+		if len(parts) == 2 {
+			if p, err = strconv.Atoi(parts[0]); err == nil {
+				id, err = strconv.ParseUint(parts[1], 10, 64)
+			}
+		}
+		var dr deliveryRecord
+		if err == nil && len(parts) == 2 && p < partitions {
+			err = json.Unmarshal(r.Value, &dr)
+		} else if err == nil {
+			err = fmt.Errorf("key %q", r.Key)
+		}
+		if err != nil {
+			it.Close()
+			return nil, fmt.Errorf("subscription %s: delivery record: %w", name, err)
+		}
+		if dr.Settled {
+			out[p].Settled = append(out[p].Settled, id)
+		} else {
+			out[p].InFlight = append(out[p].InFlight, SnapshotAttempt{EventID: id, Attempt: dr.Attempt})
+		}
+	}
+	return out, it.Close()
+}

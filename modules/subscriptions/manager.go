@@ -1,0 +1,371 @@
+package subscriptions
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/eventstore-service/eventstore/modules/event"
+	"github.com/eventstore-service/eventstore/modules/store"
+)
+
+// Errors of the Manager.
+var (
+	// ErrNotFound reports an unknown subscription.
+	ErrNotFound = errors.New("subscription not found")
+	// ErrExists reports a subscription of the name with another definition.
+	ErrExists = errors.New("subscription exists with another definition")
+	// ErrTooMany reports a creation beyond the limit of subscriptions.
+	ErrTooMany = errors.New("too many subscriptions")
+	// ErrReplaced ends a consumer that a newer one of its name replaced.
+	ErrReplaced = errors.New("consumer replaced")
+	// ErrDeleted ends the consumers of a deleted subscription.
+	ErrDeleted = errors.New("subscription deleted")
+)
+
+// Manager holds the subscriptions of a store: their definitions and
+// partitions, durable as the store's feature state, and their consumers,
+// which live as long as their connections.
+type Manager struct {
+	store *store.Store
+	limit int
+	now   func() time.Time
+
+	mu   sync.Mutex // guards subs; held while a subscription is created or deleted
+	subs map[string]*subscription
+}
+
+// subscription is one subscription with its partitions and consumers.
+type subscription struct {
+	mu        sync.Mutex // held while its state changes, commit included
+	def       Definition
+	createdAt time.Time
+	parts     []*Partition
+	consumers []*Consumer // in the order they connected
+	deleted   bool
+}
+
+// Consumer is one connected consumer of a subscription.
+type Consumer struct {
+	Name        string
+	ConnectedAt time.Time
+	sub         *subscription
+	ended       chan struct{} // closed when the consumer ends
+	err         error         // why it ended
+	changed     chan struct{} // closed and replaced when its partitions change
+}
+
+// Ended returns a channel closed when the consumer was replaced, or its
+// subscription deleted; Err then says which.
+func (c *Consumer) Ended() <-chan struct{} { return c.ended }
+
+// Err returns why the consumer ended: ErrReplaced or ErrDeleted.
+func (c *Consumer) Err() error {
+	c.sub.mu.Lock()
+	defer c.sub.mu.Unlock()
+	return c.err
+}
+
+// Partitions returns the partitions the consumer owns now, and a channel
+// closed when they change.
+func (c *Consumer) Partitions() ([]int, <-chan struct{}) {
+	c.sub.mu.Lock()
+	defer c.sub.mu.Unlock()
+	var out []int
+	for _, p := range c.sub.parts {
+		if p.Owner == c.Name {
+			out = append(out, p.Index)
+		}
+	}
+	return out, c.changed
+}
+
+// NewManager returns the manager of the subscriptions of s, at most limit
+// of them. Load reads the stored ones.
+func NewManager(s *store.Store, limit int) *Manager {
+	return &Manager{store: s, limit: limit, now: time.Now, subs: map[string]*subscription{}}
+}
+
+// Load reads the stored subscriptions, after the store started. Their
+// deliveries in flight are sent again to the consumers that connect.
+func (m *Manager) Load() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	it := m.store.States(spaceDefinitions, "")
+	type stored struct {
+		def     Definition
+		created time.Time
+	}
+	var all []stored
+	for it.Next() {
+		r := it.Record()
+		def, created, err := decodeDefinition(r.Key, bytes.Clone(r.Value))
+		if err != nil {
+			it.Close()
+			return err
+		}
+		all = append(all, stored{def, created})
+	}
+	if err := it.Close(); err != nil {
+		return err
+	}
+	now := m.now()
+	for _, st := range all {
+		snaps, err := loadSnapshots(m.store, st.def.Name, st.def.Options.Partitions)
+		if err != nil {
+			return err
+		}
+		sub := &subscription{def: st.def, createdAt: st.created}
+		for p, snap := range snaps {
+			part, err := Restore(p, st.def.Options, snap, now)
+			if err != nil {
+				return fmt.Errorf("subscription %s: %w", st.def.Name, err)
+			}
+			sub.parts = append(sub.parts, part)
+		}
+		m.subs[st.def.Name] = sub
+	}
+	return nil
+}
+
+// Create creates the subscription d, its partitions starting at d's start
+// on the log as it is now, and returns its info; the same definition again
+// changes nothing. It fails with ErrExists, ErrTooMany, store.ErrReadOnly
+// or the store's error.
+func (m *Manager) Create(ctx context.Context, d Definition) (Info, error) {
+	if err := d.Validate(); err != nil {
+		return Info{}, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if sub, ok := m.subs[d.Name]; ok {
+		if !sub.def.Same(d) {
+			return Info{}, ErrExists
+		}
+		return m.info(sub)
+	}
+	if len(m.subs) >= m.limit {
+		return Info{}, ErrTooMany
+	}
+	created := m.now().UTC()
+	floor := d.Options.Start.Floor(m.store.Durable())
+	sub := &subscription{def: d, createdAt: created}
+	changes := []store.Change{{Space: spaceDefinitions, Key: d.Name, Value: encodeDefinition(d, created), Expect: 0}}
+	for p := range d.Options.Partitions {
+		sub.parts = append(sub.parts, NewPartition(p, d.Options, floor))
+		changes = append(changes, store.Change{Space: spacePartitions, Key: partitionKey(d.Name, p),
+			Value: mustJSON(partitionRecord{Floor: floor}), Expect: 0})
+	}
+	if _, err := m.store.Commit(ctx, store.Request{Changes: changes}); err != nil {
+		return Info{}, err
+	}
+	m.subs[d.Name] = sub
+	return m.info(sub)
+}
+
+// Delete removes the subscription name and its state; its consumers end
+// with ErrDeleted.
+func (m *Manager) Delete(ctx context.Context, name string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	sub, ok := m.subs[name]
+	if !ok {
+		return ErrNotFound
+	}
+	sub.mu.Lock()
+	defer sub.mu.Unlock()
+	changes := []store.Change{{Space: spaceDefinitions, Key: name, Expect: store.AnyVersion}}
+	for p := range sub.parts {
+		changes = append(changes, store.Change{Space: spacePartitions, Key: partitionKey(name, p), Expect: store.AnyVersion})
+	}
+	for _, space := range []string{spaceDeliveries, spaceParked} {
+		it := m.store.States(space, name+"/")
+		for it.Next() {
+			changes = append(changes, store.Change{Space: space, Key: it.Record().Key, Expect: store.AnyVersion})
+		}
+		if err := it.Close(); err != nil {
+			return err
+		}
+	}
+	if _, err := m.store.Commit(ctx, store.Request{Changes: changes}); err != nil {
+		return err
+	}
+	delete(m.subs, name)
+	sub.deleted = true
+	for _, c := range sub.consumers {
+		c.end(ErrDeleted)
+	}
+	sub.consumers = nil
+	return nil
+}
+
+// Reset moves every partition of the subscription name to start (a
+// rebuild): epochs rise, the deliveries in flight become stale, parked
+// events stay parked.
+func (m *Manager) Reset(ctx context.Context, name string, start Start) (Info, error) {
+	sub, err := m.lookup(name)
+	if err != nil {
+		return Info{}, err
+	}
+	sub.mu.Lock()
+	floor := start.Floor(m.store.Durable())
+	_, err = sub.commit(ctx, m.store, store.Request{}, nil, func() ([]store.Change, error) {
+		for _, p := range sub.parts {
+			p.Reset(floor)
+		}
+		return nil, nil
+	})
+	sub.mu.Unlock()
+	if err != nil {
+		return Info{}, err
+	}
+	return m.info(sub)
+}
+
+// lookup returns the subscription name, or ErrNotFound.
+func (m *Manager) lookup(name string) (*subscription, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	sub, ok := m.subs[name]
+	if !ok {
+		return nil, ErrNotFound
+	}
+	return sub, nil
+}
+
+// commit runs fn on the partitions of sub numbered parts (nil: all) and
+// commits what it changed of them together with r (its events,
+// preconditions and changes) and the changes fn returns; when fn or the
+// commit fails, those partitions are as they were. It returns the records
+// of r's events. The caller holds sub.mu.
+func (sub *subscription) commit(ctx context.Context, s *store.Store, r store.Request, parts []int, fn func() ([]store.Change, error)) ([]event.Record, error) {
+	if parts == nil {
+		for p := range sub.parts {
+			parts = append(parts, p)
+		}
+	}
+	saved := make([]Partition, len(parts))
+	for i, p := range parts {
+		saved[i] = sub.parts[p].clone()
+	}
+	restore := func() {
+		for i, p := range parts {
+			*sub.parts[p] = saved[i]
+		}
+	}
+	extra, err := fn()
+	if err != nil {
+		restore()
+		return nil, err
+	}
+	r.Changes = append(r.Changes, extra...)
+	for i, p := range parts {
+		r.Changes = append(r.Changes, changes(sub.def.Name, p, saved[i].Snapshot(), sub.parts[p].Snapshot())...)
+	}
+	if len(r.Changes) == 0 && len(r.Events) == 0 {
+		return nil, nil
+	}
+	records, err := s.Commit(ctx, r)
+	if err != nil {
+		restore()
+		return nil, err
+	}
+	return records, nil
+}
+
+// Info describes a subscription for reads.
+type Info struct {
+	Definition Definition
+	CreatedAt  time.Time
+	InFlight   int
+	Parked     int
+	Consumers  []ConsumerInfo
+	Partitions []PartitionInfo
+}
+
+// ConsumerInfo describes a connected consumer.
+type ConsumerInfo struct {
+	Name        string
+	ConnectedAt time.Time
+	Partitions  []int
+}
+
+// PartitionInfo describes a partition.
+type PartitionInfo struct {
+	Partition   int
+	Position    uint64
+	HasPosition bool
+	Consumer    string
+	Epoch       uint64
+	InFlight    int
+}
+
+// Get returns the info of the subscription name.
+func (m *Manager) Get(name string) (Info, error) {
+	sub, err := m.lookup(name)
+	if err != nil {
+		return Info{}, err
+	}
+	return m.info(sub)
+}
+
+// List returns the infos of every subscription, by name.
+func (m *Manager) List() ([]Info, error) {
+	m.mu.Lock()
+	names := make([]string, 0, len(m.subs))
+	for name := range m.subs {
+		names = append(names, name)
+	}
+	m.mu.Unlock()
+	slices.Sort(names)
+	var out []Info
+	for _, name := range names {
+		info, err := m.Get(name)
+		if errors.Is(err, ErrNotFound) {
+			continue // deleted meanwhile
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, info)
+	}
+	return out, nil
+}
+
+func (m *Manager) info(sub *subscription) (Info, error) {
+	sub.mu.Lock()
+	defer sub.mu.Unlock()
+	info := Info{Definition: sub.def, CreatedAt: sub.createdAt}
+	for _, p := range sub.parts {
+		pos, ok := p.Position()
+		info.Partitions = append(info.Partitions, PartitionInfo{Partition: p.Index, Position: pos, HasPosition: ok,
+			Consumer: p.Owner, Epoch: p.Epoch, InFlight: len(p.inFlight)})
+		info.InFlight += len(p.inFlight)
+	}
+	for _, c := range sub.consumers {
+		ci := ConsumerInfo{Name: c.Name, ConnectedAt: c.ConnectedAt}
+		for _, p := range sub.parts {
+			if p.Owner == c.Name {
+				ci.Partitions = append(ci.Partitions, p.Index)
+			}
+		}
+		info.Consumers = append(info.Consumers, ci)
+	}
+	it := m.store.States(spaceParked, sub.def.Name+"/")
+	for it.Next() {
+		info.Parked++
+	}
+	return info, it.Close()
+}
+
+// end ends the consumer with err; the caller holds its subscription's lock.
+func (c *Consumer) end(err error) {
+	if c.err == nil {
+		c.err = err
+		close(c.ended)
+	}
+}

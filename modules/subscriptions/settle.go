@@ -1,0 +1,153 @@
+package subscriptions
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/eventstore-service/eventstore/modules/event"
+	"github.com/eventstore-service/eventstore/modules/store"
+)
+
+// Action is what a settle does with its deliveries.
+type Action int
+
+// The settles.
+const (
+	// Acknowledge settles the deliveries.
+	Acknowledge Action = iota
+	// Retry has them sent again after a delay, counting toward
+	// MaxDeliveries.
+	Retry
+	// Park settles them without acknowledging them, and lists them as
+	// parked.
+	Park
+)
+
+// ErrNotHeld refuses a write with acknowledgements one of whose
+// deliveries is stale: nothing is written.
+var ErrNotHeld = errors.New("delivery is no longer held")
+
+// Settle is one settle of deliveries of a subscription.
+type Settle struct {
+	Subscription string
+	Tokens       []Token
+	Action       Action
+	After        time.Duration // Retry: the delay
+	Reason       string        // Park: why
+	// Write, unless it has no events, is written in the same commit: both
+	// or neither (write-events with acknowledge); a stale token then fails
+	// the whole with ErrNotHeld.
+	Write store.Request
+}
+
+// Settled is the outcome of a Settle.
+type Settled struct {
+	// Done counts the deliveries settled (or retried).
+	Done int
+	// Stale are the tokens whose delivery is not held: of another epoch,
+	// or of an event settled already.
+	Stale []Token
+	// Records are the records of the Write's events.
+	Records []event.Record
+}
+
+// Settle settles the deliveries of s.Tokens, durably before it returns.
+// Without events it goes on in read-only mode. It fails with ErrNotFound,
+// ErrNotHeld, the errors of store.Commit, or ctx's error.
+func (m *Manager) Settle(ctx context.Context, s Settle) (Settled, error) {
+	sub, err := m.lookup(s.Subscription)
+	if err != nil {
+		return Settled{}, err
+	}
+	sub.mu.Lock()
+	defer sub.mu.Unlock()
+	if sub.deleted {
+		return Settled{}, ErrNotFound
+	}
+	var parts []int
+	seen := map[int]bool{}
+	for _, t := range s.Tokens {
+		if t.Subscription == s.Subscription && t.Partition < len(sub.parts) && !seen[t.Partition] {
+			seen[t.Partition] = true
+			parts = append(parts, t.Partition)
+		}
+	}
+	withEvents := len(s.Write.Events) > 0
+	r := s.Write
+	r.InReadOnly = !withEvents
+	var out Settled
+	now := m.now()
+	records, err := sub.commit(ctx, m.store, r, parts, func() ([]store.Change, error) {
+		var extra []store.Change
+		for _, t := range s.Tokens {
+			if t.Subscription != s.Subscription || t.Partition >= len(sub.parts) {
+				out.Stale = append(out.Stale, t)
+				continue
+			}
+			p := sub.parts[t.Partition]
+			var ok bool
+			switch s.Action {
+			case Acknowledge:
+				ok = p.Acknowledge(t)
+			case Retry:
+				ok = p.Retry(t, s.After, now)
+			case Park:
+				var pk Parked
+				if pk, ok = p.Park(t, s.Reason, now); ok {
+					extra = append(extra, parkChange(sub.def.Name, p.Index, pk))
+				}
+			}
+			if ok {
+				out.Done++
+			} else {
+				out.Stale = append(out.Stale, t)
+			}
+		}
+		if withEvents && len(out.Stale) > 0 {
+			return nil, ErrNotHeld
+		}
+		return extra, nil
+	})
+	if err != nil {
+		return Settled{}, err
+	}
+	out.Records = records
+	return out, nil
+}
+
+// ParkedEvent is a parked event of a subscription.
+type ParkedEvent struct {
+	EventID   uint64
+	Partition int
+	Attempts  int
+	At        time.Time
+	Reason    string
+}
+
+// Parked returns the parked events of the subscription name in id order.
+func (m *Manager) Parked(name string) ([]ParkedEvent, error) {
+	if _, err := m.lookup(name); err != nil {
+		return nil, err
+	}
+	var out []ParkedEvent
+	it := m.store.States(spaceParked, name+"/")
+	for it.Next() {
+		r := it.Record()
+		id, err := strconv.ParseUint(strings.TrimPrefix(r.Key, name+"/"), 10, 64)
+		var pr parkedRecord
+		if err == nil {
+			err = json.Unmarshal(r.Value, &pr)
+		}
+		if err != nil {
+			it.Close()
+			return nil, fmt.Errorf("subscription %s: parked record %q: %w", name, r.Key, err)
+		}
+		out = append(out, ParkedEvent{EventID: id, Partition: pr.Partition, Attempts: pr.Attempts, At: pr.At, Reason: pr.Reason})
+	}
+	return out, it.Close()
+}
