@@ -1,0 +1,205 @@
+package subscriptions
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/eventstore-service/eventstore/modules/store/storetest"
+)
+
+// TestManagerModel drives a Manager on a real store with random
+// interleavings of writes, consumer arrivals, departures and replacements,
+// polls, settles (current and stale tokens), timeouts and restarts of the
+// store, and checks: no event is delivered again once a settle of it
+// succeeded; first deliveries come in id order per partition; the
+// partitions are spread over the connected consumers with shares that
+// differ by at most one; and after a drain every event of the subscription
+// was settled (acknowledged or parked).
+func TestManagerModel(t *testing.T) {
+	for seed := range uint64(30) {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) { runManagerModel(t, seed) })
+	}
+}
+
+func runManagerModel(t *testing.T, seed uint64) {
+	r := rand.New(rand.NewPCG(seed, 99))
+	open := storetest.Pebble.New(t)
+	s := storetest.Start(t, open)
+	c := &clock{now: t0}
+	m := started(t, s, c)
+	d := definition(1+r.IntN(4), 1+r.IntN(4))
+	if _, err := m.Create(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	var (
+		consumers   = map[string]*Consumer{}
+		outstanding = map[string][]Token{} // by consumer: tokens it received
+		settled     = map[uint64]bool{}    // a settle of it succeeded
+		firstSeen   = map[uint64]bool{}
+		lastFirst   = map[int]uint64{}
+		matching    = map[uint64]bool{}
+	)
+	fail := func(format string, args ...any) {
+		t.Helper()
+		t.Fatalf("seed %d: "+format, append([]any{seed}, args...)...)
+	}
+	received := func(name string, ds []Delivered) {
+		for _, dv := range ds {
+			id := dv.Token.EventID
+			if settled[id] {
+				fail("event %d delivered to %s after it was settled", id, name)
+			}
+			if !firstSeen[id] {
+				if last, ok := lastFirst[dv.Token.Partition]; ok && id <= last {
+					fail("partition %d: first delivery of %d after that of %d", dv.Token.Partition, id, last)
+				}
+				firstSeen[id], lastFirst[dv.Token.Partition] = true, id
+			}
+			outstanding[name] = append(outstanding[name], dv.Token)
+		}
+	}
+	checkSpread := func() {
+		counts := map[string]int{}
+		for name, cons := range consumers {
+			ps, _ := cons.Partitions()
+			counts[name] = len(ps)
+		}
+		lo, hi := d.Options.Partitions, 0
+		total := 0
+		for _, n := range counts {
+			lo, hi, total = min(lo, n), max(hi, n), total+n
+		}
+		if len(consumers) > 0 && (hi-lo > 1 || total != d.Options.Partitions) {
+			fail("shares %v of %d partitions", counts, d.Options.Partitions)
+		}
+	}
+	names := []string{"w0", "w1", "w2"}
+	for range 150 {
+		switch k := r.IntN(10); {
+		case k < 2:
+			for range 1 + r.IntN(6) {
+				rec := storetest.Write(t, s, storetest.Candidate(fmt.Sprintf("/orders/%d", r.IntN(8)), "io.example.placed", `{}`),
+					storetest.Candidate("/other", "io.example.placed", `{}`))
+				matching[rec[0].ID] = true
+			}
+		case k < 3: // arrive, or replace
+			name := names[r.IntN(len(names))]
+			cons, err := m.Connect(ctx, "billing", name)
+			if err != nil {
+				fail("connect: %v", err)
+			}
+			consumers[name] = cons
+		case k < 4: // depart
+			for name, cons := range consumers {
+				if err := m.Disconnect(ctx, cons); err != nil {
+					fail("disconnect: %v", err)
+				}
+				delete(consumers, name)
+				break
+			}
+		case k < 6:
+			for name, cons := range consumers {
+				ds, err := m.Poll(ctx, cons)
+				if err != nil {
+					fail("poll: %v", err)
+				}
+				received(name, ds)
+			}
+		case k < 8: // settle some tokens of a consumer, maybe stale ones
+			for name, tokens := range outstanding {
+				if len(tokens) == 0 {
+					continue
+				}
+				r.Shuffle(len(tokens), func(i, j int) { tokens[i], tokens[j] = tokens[j], tokens[i] })
+				n := 1 + r.IntN(len(tokens))
+				pick := tokens[:n] // out of order
+				outstanding[name] = tokens[n:]
+				action := []Action{Acknowledge, Acknowledge, Park, Retry}[r.IntN(4)]
+				out, err := m.Settle(ctx, Settle{Subscription: "billing", Tokens: pick, Action: action})
+				if err != nil {
+					fail("settle: %v", err)
+				}
+				staleSet := map[Token]bool{}
+				for _, st := range out.Stale {
+					staleSet[st] = true
+				}
+				if action != Retry {
+					for _, tok := range pick {
+						if !staleSet[tok] {
+							settled[tok.EventID] = true
+						}
+					}
+				}
+				break
+			}
+		case k < 9:
+			c.now = c.now.Add(time.Duration(r.IntN(1500)) * time.Millisecond)
+		default: // restart
+			storetest.Close(t, s)
+			s = storetest.Start(t, open)
+			m = started(t, s, c)
+			consumers, outstanding = map[string]*Consumer{}, map[string][]Token{}
+		}
+		checkSpread()
+	}
+	// Drain with one consumer.
+	for name, cons := range consumers {
+		if err := m.Disconnect(ctx, cons); err != nil {
+			fail("disconnect: %v", err)
+		}
+		delete(consumers, name)
+	}
+	w, err := m.Connect(ctx, "billing", "drain")
+	if err != nil {
+		fail("%v", err)
+	}
+	for round := 0; ; round++ {
+		if round > 200 {
+			fail("not drained")
+		}
+		c.now = c.now.Add(2 * time.Second)
+		ds, err := m.Poll(ctx, w)
+		if err != nil {
+			fail("%v", err)
+		}
+		received("drain", ds)
+		if len(ds) == 0 {
+			info, _ := m.Get("billing")
+			if info.InFlight == 0 {
+				break
+			}
+			continue
+		}
+		tokens := make([]Token, len(ds))
+		for i, dv := range ds {
+			tokens[i] = dv.Token
+		}
+		out, err := m.Settle(ctx, Settle{Subscription: "billing", Tokens: tokens})
+		if err != nil {
+			fail("%v", err)
+		}
+		staleSet := map[Token]bool{}
+		for _, st := range out.Stale {
+			staleSet[st] = true
+		}
+		for _, tok := range tokens {
+			if !staleSet[tok] {
+				settled[tok.EventID] = true
+			}
+		}
+	}
+	parked, err := m.Parked("billing")
+	if err != nil {
+		fail("%v", err)
+	}
+	for _, pk := range parked {
+		settled[pk.EventID] = true
+	}
+	for id := range matching {
+		if !settled[id] {
+			fail("event %d never settled", id)
+		}
+	}
+}
