@@ -27,7 +27,10 @@
 // change of a partition commits before it is visible; a failed commit
 // leaves the partition as it was.
 //
-// Status: not served yet. The routes and their streams, replay of parked
-// events, backups, metrics, the console, the CLI and the client package,
-// and PostgreSQL leases come next.
+// Parked events may be replayed: delivered once more, ahead of new events,
+// apart from the floor.
+//
+// Status: not served yet. The routes and their streams, the lag, backups,
+// metrics, the console, the CLI and the client package, and PostgreSQL
+// leases come next.
 package subscriptions

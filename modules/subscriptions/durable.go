@@ -17,6 +17,8 @@ import (
 //	subscriptions.partitions  <name>/<partition>          its epoch and floor
 //	subscriptions.deliveries  <name>/<partition>/<id>     an event above the floor: in flight
 //	                                                      (its attempt) or settled
+//	subscriptions.replays     <name>/<partition>/<id>     a parked event delivered once more
+//	                                                      (its attempt)
 //	subscriptions.parked      <name>/<id>                 a parked event
 //
 // Partitions and ids are zero-padded decimals, so that key order is
@@ -27,6 +29,7 @@ const (
 	spaceDefinitions = "subscriptions"
 	spacePartitions  = "subscriptions.partitions"
 	spaceDeliveries  = "subscriptions.deliveries"
+	spaceReplays     = "subscriptions.replays"
 	spaceParked      = "subscriptions.parked"
 )
 
@@ -111,15 +114,30 @@ func changes(name string, p int, before, after Snapshot) []store.Change {
 		out = append(out, store.Change{Space: spacePartitions, Key: partitionKey(name, p),
 			Value: mustJSON(partitionRecord{Epoch: after.Epoch, Floor: after.Floor}), Expect: store.AnyVersion})
 	}
-	old := records(before)
-	for id, r := range records(after) {
+	out = diff(out, spaceDeliveries, name, p, records(before), records(after))
+	return diff(out, spaceReplays, name, p, replays(before), replays(after))
+}
+
+// diff appends the changes of space that take the records of partition p
+// of subscription name from old to new.
+func diff(out []store.Change, space, name string, p int, old, new map[uint64]deliveryRecord) []store.Change {
+	for id, r := range new {
 		if o, ok := old[id]; !ok || o != r {
-			out = append(out, store.Change{Space: spaceDeliveries, Key: deliveryKey(name, p, id), Value: mustJSON(r), Expect: store.AnyVersion})
+			out = append(out, store.Change{Space: space, Key: deliveryKey(name, p, id), Value: mustJSON(r), Expect: store.AnyVersion})
 		}
 		delete(old, id)
 	}
 	for id := range old {
-		out = append(out, store.Change{Space: spaceDeliveries, Key: deliveryKey(name, p, id), Expect: store.AnyVersion})
+		out = append(out, store.Change{Space: space, Key: deliveryKey(name, p, id), Expect: store.AnyVersion})
+	}
+	return out
+}
+
+// replays returns the replay records of a snapshot by event id.
+func replays(s Snapshot) map[uint64]deliveryRecord {
+	out := make(map[uint64]deliveryRecord, len(s.Replays))
+	for _, a := range s.Replays {
+		out[a.EventID] = deliveryRecord{Attempt: a.Attempt}
 	}
 	return out
 }
@@ -153,33 +171,48 @@ func loadSnapshots(s *store.Store, name string, partitions int) ([]Snapshot, err
 		}
 		out[p] = Snapshot{Epoch: pr.Epoch, Floor: pr.Floor}
 	}
-	it := s.States(spaceDeliveries, name+"/")
-	for it.Next() {
-		r := it.Record()
-		var p int
-		var id uint64
-		parts := strings.Split(strings.TrimPrefix(r.Key, name+"/"), "/")
-		var err error
-		if len(parts) == 2 {
-			if p, err = strconv.Atoi(parts[0]); err == nil {
-				id, err = strconv.ParseUint(parts[1], 10, 64)
-			}
-		}
-		var dr deliveryRecord
-		if err == nil && len(parts) == 2 && p < partitions {
-			err = json.Unmarshal(r.Value, &dr)
-		} else if err == nil {
-			err = fmt.Errorf("key %q", r.Key)
-		}
-		if err != nil {
-			it.Close()
-			return nil, fmt.Errorf("subscription %s: delivery record: %w", name, err)
-		}
+	err := eachRecord(s, spaceDeliveries, name, partitions, func(p int, id uint64, dr deliveryRecord) {
 		if dr.Settled {
 			out[p].Settled = append(out[p].Settled, id)
 		} else {
 			out[p].InFlight = append(out[p].InFlight, SnapshotAttempt{EventID: id, Attempt: dr.Attempt})
 		}
+	})
+	if err == nil {
+		err = eachRecord(s, spaceReplays, name, partitions, func(p int, id uint64, dr deliveryRecord) {
+			out[p].Replays = append(out[p].Replays, SnapshotAttempt{EventID: id, Attempt: dr.Attempt})
+		})
 	}
-	return out, it.Close()
+	return out, err
+}
+
+// eachRecord calls fn with every record of space of subscription name,
+// keyed <name>/<partition>/<id>, in key order.
+func eachRecord(s *store.Store, space, name string, partitions int, fn func(p int, id uint64, dr deliveryRecord)) error {
+	it := s.States(space, name+"/")
+	for it.Next() {
+		r := it.Record()
+		parts := strings.Split(strings.TrimPrefix(r.Key, name+"/"), "/")
+		err := fmt.Errorf("key %q", r.Key)
+		var p int
+		var id uint64
+		var dr deliveryRecord
+		if len(parts) == 2 {
+			if p, err = strconv.Atoi(parts[0]); err == nil {
+				id, err = strconv.ParseUint(parts[1], 10, 64)
+			}
+			if err == nil && p >= partitions {
+				err = fmt.Errorf("key %q of partition %d of %d", r.Key, p, partitions)
+			}
+			if err == nil {
+				err = json.Unmarshal(r.Value, &dr)
+			}
+		}
+		if err != nil {
+			it.Close()
+			return fmt.Errorf("subscription %s: record of %s: %w", name, space, err)
+		}
+		fn(p, id, dr)
+	}
+	return it.Close()
 }

@@ -182,7 +182,7 @@ func (m *Manager) Delete(ctx context.Context, name string) error {
 	for p := range sub.parts {
 		changes = append(changes, store.Change{Space: spacePartitions, Key: partitionKey(name, p), Expect: store.AnyVersion})
 	}
-	for _, space := range []string{spaceDeliveries, spaceParked} {
+	for _, space := range []string{spaceDeliveries, spaceReplays, spaceParked} {
 		it := m.store.States(space, name+"/")
 		for it.Next() {
 			changes = append(changes, store.Change{Space: space, Key: it.Record().Key, Expect: store.AnyVersion})
@@ -342,9 +342,10 @@ func (m *Manager) info(sub *subscription) (Info, error) {
 	info := Info{Definition: sub.def, CreatedAt: sub.createdAt}
 	for _, p := range sub.parts {
 		pos, ok := p.Position()
+		inFlight := len(p.inFlight) + len(p.replays)
 		info.Partitions = append(info.Partitions, PartitionInfo{Partition: p.Index, Position: pos, HasPosition: ok,
-			Consumer: p.Owner, Epoch: p.Epoch, InFlight: len(p.inFlight)})
-		info.InFlight += len(p.inFlight)
+			Consumer: p.Owner, Epoch: p.Epoch, InFlight: inFlight})
+		info.InFlight += inFlight
 	}
 	for _, c := range sub.consumers {
 		ci := ConsumerInfo{Name: c.Name, ConnectedAt: c.ConnectedAt}

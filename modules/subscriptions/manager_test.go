@@ -305,3 +305,37 @@ func TestParkAfterMaxDeliveriesAndInReadOnly(t *testing.T) {
 		t.Fatalf("after the park and the acknowledgement: %+v", info)
 	}
 }
+
+func TestReplayParkedEvents(t *testing.T) {
+	open := storetest.Pebble.New(t)
+	s := storetest.Start(t, open)
+	orders(t, s, 2) // /orders at 0 and 2
+	c := &clock{now: t0}
+	m := started(t, s, c)
+	if _, err := m.Create(ctx, definition(1, 10)); err != nil {
+		t.Fatal(err)
+	}
+	w, _ := m.Connect(ctx, "billing", "w1")
+	ds := poll(t, m, w)
+	if _, err := m.Settle(ctx, Settle{Subscription: "billing", Tokens: []Token{ds[0].Token}, Action: Park, Reason: "bad"}); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := m.Replay(ctx, "billing", []uint64{0, 2}); err != nil || n != 1 {
+		t.Fatalf("replay: %d %v, want the one parked event", n, err)
+	}
+	storetest.Close(t, s) // the replay survives a restart
+	s = storetest.Start(t, open)
+	m = started(t, s, c)
+	w, _ = m.Connect(ctx, "billing", "w1")
+	again := poll(t, m, w)
+	if len(again) != 2 || again[0].Token.EventID != 0 || again[1].Token.EventID != 2 {
+		t.Fatalf("after the restart: %+v, want the replay first, then event 2 again", again)
+	}
+	ack(t, m, again...)
+	if parked, _ := m.Parked("billing"); len(parked) != 0 {
+		t.Fatalf("parked after the replay: %+v", parked)
+	}
+	if info, _ := m.Get("billing"); info.InFlight != 0 || info.Partitions[0].Position != 3 {
+		t.Fatalf("after acknowledging the replay: %+v", info)
+	}
+}

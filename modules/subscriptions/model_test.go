@@ -102,7 +102,8 @@ func runModel(t *testing.T, seed uint64) {
 				continue
 			}
 			tok := tokens[r.IntN(len(tokens))]
-			inFlight := p.find(tok) >= 0
+			list, _ := p.find(tok)
+			inFlight := list != nil
 			var ok bool
 			switch r.IntN(4) {
 			case 0:

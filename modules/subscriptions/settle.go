@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -150,4 +151,53 @@ func (m *Manager) Parked(name string) ([]ParkedEvent, error) {
 		out = append(out, ParkedEvent{EventID: id, Partition: pr.Partition, Attempts: pr.Attempts, At: pr.At, Reason: pr.Reason})
 	}
 	return out, it.Close()
+}
+
+// Replay has the parked events ids of the subscription name (nil: all)
+// delivered once more, attempt 1, to their partitions' owners ahead of new
+// events; they are parked no more. It returns how many it took: an id that
+// is not parked, or is in flight again after a reset, is left alone.
+// Replaying goes on in read-only mode.
+func (m *Manager) Replay(ctx context.Context, name string, ids []uint64) (int, error) {
+	sub, err := m.lookup(name)
+	if err != nil {
+		return 0, err
+	}
+	parked, err := m.Parked(name)
+	if err != nil {
+		return 0, err
+	}
+	sub.mu.Lock()
+	defer sub.mu.Unlock()
+	if sub.deleted {
+		return 0, ErrNotFound
+	}
+	var chosen []ParkedEvent
+	var parts []int
+	seen := map[int]bool{}
+	for _, pk := range parked {
+		if (ids == nil || slices.Contains(ids, pk.EventID)) && pk.Partition < len(sub.parts) {
+			chosen = append(chosen, pk)
+			if !seen[pk.Partition] {
+				seen[pk.Partition] = true
+				parts = append(parts, pk.Partition)
+			}
+		}
+	}
+	n := 0
+	now := m.now()
+	_, err = sub.commit(ctx, m.store, store.Request{InReadOnly: true}, parts, func() ([]store.Change, error) {
+		var unpark []store.Change
+		for _, pk := range chosen {
+			if sub.parts[pk.Partition].Replay(pk.EventID, now) {
+				n++
+				unpark = append(unpark, store.Change{Space: spaceParked, Key: parkedKey(name, pk.EventID), Expect: store.AnyVersion})
+			}
+		}
+		return unpark, nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	return n, nil
 }

@@ -15,6 +15,9 @@ type Snapshot struct {
 	Floor    uint64            `json:"floor"`
 	Settled  []uint64          `json:"settled,omitempty"`
 	InFlight []SnapshotAttempt `json:"inFlight,omitempty"`
+	// Replays are parked events delivered once more (attempt 0: not sent
+	// yet), apart from the floor.
+	Replays []SnapshotAttempt `json:"replays,omitempty"`
 }
 
 // SnapshotAttempt is a delivery in flight as a Snapshot keeps it.
@@ -28,6 +31,9 @@ func (p *Partition) Snapshot() Snapshot {
 	s := Snapshot{Epoch: p.Epoch, Floor: p.floor, Settled: slices.Clone(p.settled)}
 	for _, d := range p.inFlight {
 		s.InFlight = append(s.InFlight, SnapshotAttempt{EventID: d.EventID, Attempt: d.Attempt})
+	}
+	for _, d := range p.replays {
+		s.Replays = append(s.Replays, SnapshotAttempt{EventID: d.EventID, Attempt: d.Attempt})
 	}
 	return s
 }
@@ -53,6 +59,15 @@ func Restore(index int, opts Options, s Snapshot, now time.Time) (*Partition, er
 		}
 		p.inFlight = append(p.inFlight, Delivery{EventID: a.EventID, Attempt: a.Attempt, Due: now})
 		last = max(last, a.EventID+1)
+	}
+	for i, a := range s.Replays {
+		if (i > 0 && a.EventID <= s.Replays[i-1].EventID) || a.Attempt < 0 {
+			return nil, fmt.Errorf("partition %d: replays not ascending", index)
+		}
+		if _, inFlight := searchDeliveries(p.inFlight, a.EventID); inFlight {
+			return nil, fmt.Errorf("partition %d: event %d both in flight and replayed", index, a.EventID)
+		}
+		p.replays = append(p.replays, Delivery{EventID: a.EventID, Attempt: a.Attempt, Due: now})
 	}
 	p.settled = slices.Clone(s.Settled)
 	p.cursor = last

@@ -43,6 +43,7 @@ type Partition struct {
 	cursor   uint64     // the next id to offer: every id below it was delivered, settled or is no event of the partition
 	settled  []uint64   // settled ids at or above floor, ascending
 	inFlight []Delivery // ascending by EventID
+	replays  []Delivery // parked events sent once more, ascending by EventID; apart from the floor
 }
 
 // Errors of Deliver.
@@ -73,12 +74,32 @@ func (p *Partition) Cursor() uint64 { return p.cursor }
 // slice is the partition's own.
 func (p *Partition) InFlight() []Delivery { return p.inFlight }
 
-// Room returns how many new events may be delivered now.
+// Room returns how many new events may be delivered now: replayed events
+// take their places in the window too.
 func (p *Partition) Room() int {
 	if p.Owner == "" {
 		return 0
 	}
-	return p.opts.MaxInFlight - len(p.inFlight)
+	return max(0, p.opts.MaxInFlight-len(p.inFlight)-len(p.replays))
+}
+
+// Replays returns the parked events being delivered once more, in id
+// order; the slice is the partition's own.
+func (p *Partition) Replays() []Delivery { return p.replays }
+
+// Replay has the parked event id delivered once more, attempt 1, ahead of
+// new events; false when it is in flight already (delivered again after a
+// reset) or replayed already.
+func (p *Partition) Replay(id uint64, now time.Time) bool {
+	if _, found := searchDeliveries(p.inFlight, id); found {
+		return false
+	}
+	i, found := searchDeliveries(p.replays, id)
+	if found {
+		return false
+	}
+	p.replays = slices.Insert(p.replays, i, Delivery{EventID: id, Due: now})
+	return true
 }
 
 // Settled reports whether the event id was settled (after a restart, the
@@ -128,13 +149,29 @@ func (p *Partition) Due(now time.Time) (again []Delivery, parked []Parked) {
 	if p.Owner == "" {
 		return nil, nil
 	}
-	kept := p.inFlight[:0]
-	for _, d := range p.inFlight {
+	// Replays first: they go ahead of the events in flight.
+	p.replays, again, parked = p.due(p.replays, now, nil, nil)
+	n := len(parked)
+	p.inFlight, again, parked = p.due(p.inFlight, now, again, parked)
+	for _, pk := range parked[n:] {
+		p.insertSettled(pk.EventID)
+	}
+	if len(parked) > n {
+		p.advance()
+	}
+	return again, parked
+}
+
+// due sends again the deliveries of list due now, parks those out of
+// attempts, appends them to again and parked, and returns what is left of
+// list.
+func (p *Partition) due(list []Delivery, now time.Time, again []Delivery, parked []Parked) ([]Delivery, []Delivery, []Parked) {
+	kept := list[:0]
+	for _, d := range list {
 		switch {
 		case d.Due.After(now):
 		case d.Attempt >= p.opts.MaxDeliveries:
 			parked = append(parked, Parked{EventID: d.EventID, Attempts: d.Attempt, At: now})
-			p.insertSettled(d.EventID)
 			continue
 		default:
 			d.Attempt++
@@ -143,36 +180,42 @@ func (p *Partition) Due(now time.Time) (again []Delivery, parked []Parked) {
 		}
 		kept = append(kept, d)
 	}
-	p.inFlight = kept
-	if len(parked) > 0 {
-		p.advance()
-	}
-	return again, parked
+	return kept, again, parked
 }
 
-// NextDue returns when the first delivery in flight is due, false when
-// none is in flight.
+// NextDue returns when the first delivery in flight (or replayed) is due,
+// false when none is.
 func (p *Partition) NextDue() (time.Time, bool) {
-	if len(p.inFlight) == 0 {
-		return time.Time{}, false
-	}
-	next := p.inFlight[0].Due
-	for _, d := range p.inFlight[1:] {
-		if d.Due.Before(next) {
-			next = d.Due
+	var next time.Time
+	found := false
+	for _, list := range [][]Delivery{p.inFlight, p.replays} {
+		for _, d := range list {
+			if !found || d.Due.Before(next) {
+				next, found = d.Due, true
+			}
 		}
 	}
-	return next, true
+	return next, found
 }
 
-// find returns the index in flight of the delivery of t, or -1 when t is
-// stale: of another epoch, or of an event not in flight (settled, or never
-// delivered).
-func (p *Partition) find(t Token) int {
+// find returns the list (the deliveries in flight, or the replays) and the
+// index in it of the delivery of t, or nil when t is stale: of another
+// epoch, or of an event not in flight (settled, or never delivered).
+func (p *Partition) find(t Token) (*[]Delivery, int) {
 	if t.Epoch != p.Epoch {
-		return -1
+		return nil, -1
 	}
-	i, found := slices.BinarySearchFunc(p.inFlight, t.EventID, func(d Delivery, id uint64) int {
+	for _, list := range []*[]Delivery{&p.inFlight, &p.replays} {
+		if i, found := searchDeliveries(*list, t.EventID); found {
+			return list, i
+		}
+	}
+	return nil, -1
+}
+
+// searchDeliveries finds the delivery of id in list, ascending by id.
+func searchDeliveries(list []Delivery, id uint64) (int, bool) {
+	return slices.BinarySearchFunc(list, id, func(d Delivery, id uint64) int {
 		switch {
 		case d.EventID < id:
 			return -1
@@ -181,42 +224,38 @@ func (p *Partition) find(t Token) int {
 		}
 		return 0
 	})
-	if !found {
-		return -1
-	}
-	return i
 }
 
 // Acknowledge settles the delivery of t; false when t is stale.
 func (p *Partition) Acknowledge(t Token) bool {
-	i := p.find(t)
-	if i < 0 {
+	list, i := p.find(t)
+	if list == nil {
 		return false
 	}
-	p.settle(i)
+	p.settle(list, i)
 	return true
 }
 
 // Park settles the delivery of t without acknowledging it and returns the
 // parked event; false when t is stale.
 func (p *Partition) Park(t Token, reason string, now time.Time) (Parked, bool) {
-	i := p.find(t)
-	if i < 0 {
+	list, i := p.find(t)
+	if list == nil {
 		return Parked{}, false
 	}
-	parked := Parked{EventID: t.EventID, Attempts: p.inFlight[i].Attempt, At: now, Reason: reason}
-	p.settle(i)
+	parked := Parked{EventID: t.EventID, Attempts: (*list)[i].Attempt, At: now, Reason: reason}
+	p.settle(list, i)
 	return parked, true
 }
 
 // Retry has the delivery of t sent again after the delay (counting toward
 // MaxDeliveries); false when t is stale.
 func (p *Partition) Retry(t Token, after time.Duration, now time.Time) bool {
-	i := p.find(t)
-	if i < 0 {
+	list, i := p.find(t)
+	if list == nil {
 		return false
 	}
-	p.inFlight[i].Due = now.Add(after)
+	(*list)[i].Due = now.Add(after)
 	return true
 }
 
@@ -228,27 +267,35 @@ func (p *Partition) Retry(t Token, after time.Duration, now time.Time) bool {
 func (p *Partition) Move(owner string, now time.Time) {
 	p.Owner = owner
 	p.Epoch++
-	for i := range p.inFlight {
-		p.inFlight[i].Due = now
+	for _, list := range [][]Delivery{p.inFlight, p.replays} {
+		for i := range list {
+			list[i].Due = now
+		}
 	}
 }
 
 // Reset moves the partition's floor to floor (a rebuild from there): the
 // epoch rises, and the deliveries in flight and the settled ids above the
-// floor are forgotten.
+// floor are forgotten. Replays of parked events go on (their tokens are
+// stale too).
 func (p *Partition) Reset(floor uint64) {
 	p.Epoch++
 	p.floor, p.cursor = floor, floor
 	p.settled, p.inFlight = nil, nil
+	for i := range p.replays {
+		p.replays[i].Due = time.Time{} // due at once, in the new epoch
+	}
 }
 
-// settle removes the delivery at index i of inFlight and remembers its
-// event as settled.
-func (p *Partition) settle(i int) {
-	id := p.inFlight[i].EventID
-	p.inFlight = slices.Delete(p.inFlight, i, i+1)
-	p.insertSettled(id)
-	p.advance()
+// settle removes the delivery at index i of list; an event in flight is
+// then remembered as settled (a replayed one was settled before).
+func (p *Partition) settle(list *[]Delivery, i int) {
+	id := (*list)[i].EventID
+	*list = slices.Delete(*list, i, i+1)
+	if list == &p.inFlight {
+		p.insertSettled(id)
+		p.advance()
+	}
 }
 
 func (p *Partition) insertSettled(id uint64) {
@@ -274,6 +321,6 @@ func (p *Partition) advance() {
 // clone returns a copy of p that shares nothing with it.
 func (p *Partition) clone() Partition {
 	c := *p
-	c.settled, c.inFlight = slices.Clone(p.settled), slices.Clone(p.inFlight)
+	c.settled, c.inFlight, c.replays = slices.Clone(p.settled), slices.Clone(p.inFlight), slices.Clone(p.replays)
 	return c
 }

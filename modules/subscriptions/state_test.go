@@ -183,3 +183,37 @@ func TestSnapshotRestore(t *testing.T) {
 		}
 	}
 }
+
+func TestReplayOfAParkedEvent(t *testing.T) {
+	p := NewPartition(0, opts(2, 2), 0)
+	p.Move("w1", t0)
+	d := deliver(t, p, 3)
+	if _, ok := p.Park(tokenOf(p, d), "", t0); !ok {
+		t.Fatal("stale")
+	}
+	next := deliver(t, p, 5)
+	if !p.Replay(3, t0) || p.Replay(3, t0) || p.Replay(5, t0) {
+		t.Fatal("a replay of a replayed or in-flight event was taken, or the parked one was not")
+	}
+	if p.Room() != 0 {
+		t.Fatalf("room %d: the replay takes a place in the window", p.Room())
+	}
+	again, _ := p.Due(t0)
+	if len(again) != 1 || again[0].EventID != 3 || again[0].Attempt != 1 {
+		t.Fatalf("the replay: %v", again)
+	}
+	floor := p.Floor()
+	if !p.Acknowledge(tokenOf(p, again[0])) || p.Floor() != floor || len(p.Replays()) != 0 {
+		t.Fatalf("acknowledging the replay: floor %d -> %d, replays %v", floor, p.Floor(), p.Replays())
+	}
+	if !p.Acknowledge(tokenOf(p, next)) || p.Floor() != 6 {
+		t.Fatalf("floor %d", p.Floor())
+	}
+	// Out of attempts again: parked again.
+	p.Replay(3, t0)
+	p.Due(t0)
+	p.Due(t0.Add(time.Minute))
+	if _, parked := p.Due(t0.Add(2 * time.Minute)); len(parked) != 1 || parked[0].EventID != 3 || len(p.Replays()) != 0 {
+		t.Fatalf("a replay out of attempts: %v, replays %v", parked, p.Replays())
+	}
+}
