@@ -213,11 +213,15 @@ func (m *Manager) Reset(ctx context.Context, name string, start Start) (Info, er
 	}
 	sub.mu.Lock()
 	floor := start.Floor(m.store.Durable())
+	now := m.now()
 	_, err = sub.commit(ctx, m.store, store.Request{}, nil, func() ([]store.Change, error) {
+		var parked []store.Change
 		for _, p := range sub.parts {
-			p.Reset(floor)
+			for _, pk := range p.Reset(floor, now) {
+				parked = append(parked, parkChange(sub.def.Name, p.Index, pk))
+			}
 		}
-		return nil, nil
+		return parked, nil
 	})
 	sub.mu.Unlock()
 	if err != nil {

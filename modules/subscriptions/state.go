@@ -88,10 +88,11 @@ func (p *Partition) Room() int {
 func (p *Partition) Replays() []Delivery { return p.replays }
 
 // Replay has the parked event id delivered once more, attempt 1, ahead of
-// new events; false when it is in flight already (delivered again after a
-// reset) or replayed already.
+// new events; false when the partition will deliver it anyway (it lies
+// above the floor and is not settled: after a reset) or replays it
+// already. A token names epoch and id, so one event is never both.
 func (p *Partition) Replay(id uint64, now time.Time) bool {
-	if _, found := searchDeliveries(p.inFlight, id); found {
+	if !p.Settled(id) {
 		return false
 	}
 	i, found := searchDeliveries(p.replays, id)
@@ -276,15 +277,18 @@ func (p *Partition) Move(owner string, now time.Time) {
 
 // Reset moves the partition's floor to floor (a rebuild from there): the
 // epoch rises, and the deliveries in flight and the settled ids above the
-// floor are forgotten. Replays of parked events go on (their tokens are
-// stale too).
-func (p *Partition) Reset(floor uint64) {
+// floor are forgotten. Replays of parked events end: it returns them, to
+// be parked again.
+func (p *Partition) Reset(floor uint64, now time.Time) []Parked {
 	p.Epoch++
 	p.floor, p.cursor = floor, floor
 	p.settled, p.inFlight = nil, nil
-	for i := range p.replays {
-		p.replays[i].Due = time.Time{} // due at once, in the new epoch
+	var parked []Parked
+	for _, d := range p.replays {
+		parked = append(parked, Parked{EventID: d.EventID, Attempts: d.Attempt, At: now})
 	}
+	p.replays = nil
+	return parked
 }
 
 // settle removes the delivery at index i of list; an event in flight is

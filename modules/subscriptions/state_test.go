@@ -132,7 +132,7 @@ func TestResetForgetsWhatIsInFlight(t *testing.T) {
 	p := NewPartition(0, opts(10, 10), 0)
 	p.Move("w1", t0)
 	tok := tokenOf(p, deliver(t, p, 8))
-	p.Reset(2)
+	p.Reset(2, t0)
 	if p.Acknowledge(tok) || len(p.InFlight()) != 0 || p.Floor() != 2 || p.Cursor() != 2 {
 		t.Fatalf("after a reset: floor %d, cursor %d, in flight %v", p.Floor(), p.Cursor(), p.InFlight())
 	}
@@ -215,5 +215,22 @@ func TestReplayOfAParkedEvent(t *testing.T) {
 	p.Due(t0.Add(time.Minute))
 	if _, parked := p.Due(t0.Add(2 * time.Minute)); len(parked) != 1 || parked[0].EventID != 3 || len(p.Replays()) != 0 {
 		t.Fatalf("a replay out of attempts: %v, replays %v", parked, p.Replays())
+	}
+}
+
+func TestResetParksReplaysAgain(t *testing.T) {
+	p := NewPartition(0, opts(5, 5), 0)
+	p.Move("w1", t0)
+	d := deliver(t, p, 1)
+	p.Park(tokenOf(p, d), "", t0)
+	if !p.Replay(1, t0) {
+		t.Fatal("the parked event was not replayed")
+	}
+	parked := p.Reset(0, t0)
+	if len(parked) != 1 || parked[0].EventID != 1 || len(p.Replays()) != 0 {
+		t.Fatalf("a reset with a replay: %v, replays %v", parked, p.Replays())
+	}
+	if p.Replay(1, t0) {
+		t.Fatal("replayed an event the rebuild delivers anyway")
 	}
 }
