@@ -59,12 +59,13 @@ func TestStartOrderDoesNotDependOnTheList(t *testing.T) {
 			if err := app.Stop(t.Context()); err != nil {
 				t.Fatal(err)
 			}
-			// The data directory, the store, the listeners and the lifecycle.
+			// The data directory, the store, the subscriptions, the listeners
+			// and the lifecycle; the subscriptions have no stop hook.
 			n := len(phases.starts)
-			if n < 4 || slices.Index(phases.starts, lifecycle.Running) != n-1 {
+			if n < 5 || slices.Index(phases.starts, lifecycle.Running) != n-1 {
 				t.Errorf("phases after each start hook %v, want Running after the last only", phases.starts)
 			}
-			if len(phases.stops) != n || slices.ContainsFunc(phases.stops, func(p lifecycle.Phase) bool { return p < lifecycle.ShuttingDown }) {
+			if len(phases.stops) != n-1 || slices.ContainsFunc(phases.stops, func(p lifecycle.Phase) bool { return p < lifecycle.ShuttingDown }) {
 				t.Errorf("phases after each stop hook %v, want shutdown begun by the first", phases.stops)
 			}
 		})

@@ -100,6 +100,11 @@ type Config struct {
 	RequestBodyIdleTimeout, RequestBodyTimeout time.Duration
 	// MaxEventSchemas bounds the registered event schemas.
 	MaxEventSchemas int
+	// MaxSubscriptions bounds the subscriptions that may exist.
+	MaxSubscriptions int
+	// SubscriptionLeaseTimeout is how long a node's partition leases last
+	// without renewal (PostgreSQL mode).
+	SubscriptionLeaseTimeout time.Duration
 	// Options are the effective values of every flag, given or by default,
 	// by flag name, secrets redacted (for diagnostics).
 	Options map[string]any
@@ -133,6 +138,8 @@ func Load(src Source) (Config, error) {
 		RequestBodyIdleTimeout:     src.Duration(FlagRequestBodyIdleTimeout),
 		RequestBodyTimeout:         src.Duration(FlagRequestBodyTimeout),
 		MaxEventSchemas:            src.Int(FlagMaxEventSchemas),
+		MaxSubscriptions:           src.Int(FlagMaxSubscriptions),
+		SubscriptionLeaseTimeout:   src.Duration(FlagSubscriptionLeaseTimeout),
 	}
 	var err error
 	if cfg.APIToken, err = loadToken(src.String(FlagAPIToken), src.String(FlagAPITokenFile)); err != nil {
@@ -173,6 +180,7 @@ func Load(src Source) (Config, error) {
 		{FlagEventQLQueryTimeout, cfg.EventQLQueryTimeout},
 		{FlagRequestBodyIdleTimeout, cfg.RequestBodyIdleTimeout},
 		{FlagRequestBodyTimeout, cfg.RequestBodyTimeout},
+		{FlagSubscriptionLeaseTimeout, cfg.SubscriptionLeaseTimeout},
 	} {
 		if d.value < 0 {
 			return Config{}, fmt.Errorf("--%s must not be negative, got %s", d.flag, d.value)
@@ -201,6 +209,7 @@ func Load(src Source) (Config, error) {
 		{FlagEventQLQueryTimeout, cfg.EventQLQueryTimeout},
 		{FlagRequestBodyIdleTimeout, cfg.RequestBodyIdleTimeout},
 		{FlagRequestBodyTimeout, cfg.RequestBodyTimeout},
+		{FlagSubscriptionLeaseTimeout, cfg.SubscriptionLeaseTimeout},
 	} {
 		if d.value == 0 {
 			return Config{}, fmt.Errorf("--%s must be greater than 0", d.flag)
@@ -209,7 +218,7 @@ func Load(src Source) (Config, error) {
 	for _, n := range []struct {
 		flag  string
 		value int
-	}{{FlagMaxStreams, cfg.MaxStreams}, {FlagMaxQueries, cfg.MaxQueries}, {FlagMaxEventSchemas, cfg.MaxEventSchemas}} {
+	}{{FlagMaxStreams, cfg.MaxStreams}, {FlagMaxQueries, cfg.MaxQueries}, {FlagMaxEventSchemas, cfg.MaxEventSchemas}, {FlagMaxSubscriptions, cfg.MaxSubscriptions}} {
 		if n.value < 1 {
 			return Config{}, fmt.Errorf("--%s must be at least 1, got %d", n.flag, n.value)
 		}

@@ -43,6 +43,8 @@ const (
 	FlagRequestBodyIdleTimeout     = "request-body-idle-timeout"
 	FlagRequestBodyTimeout         = "request-body-timeout"
 	FlagMaxEventSchemas            = "max-event-schemas"
+	FlagMaxSubscriptions           = "max-subscriptions"
+	FlagSubscriptionLeaseTimeout   = "subscription-lease-timeout"
 )
 
 // EnvVar returns the environment variable that can set the named flag:
@@ -83,12 +85,14 @@ func Flags() []cli.Flag {
 		&cli.DurationFlag{Name: FlagEventQLPreconditionTimeout, EnvVars: env(FlagEventQLPreconditionTimeout), Value: 5 * time.Second, Usage: "time limit of one isEventQlQueryTrue precondition"},
 		&cli.DurationFlag{Name: FlagEventQLQueryTimeout, EnvVars: env(FlagEventQLQueryTimeout), Value: 60 * time.Second, Usage: "time limit of one run-eventql-query; past it the stream ends with an error line"},
 		&cli.StringFlag{Name: FlagMemoryLimit, EnvVars: env(FlagMemoryLimit), Usage: "memory the process may use (bytes, KiB, MiB, GiB); default: 90% of the cgroup memory limit when there is one, else none; GOMEMLIMIT wins"},
-		&cli.IntFlag{Name: FlagMaxStreams, EnvVars: env(FlagMaxStreams), Value: 4096, Usage: "read, observe, subject, event-type and verify-store streams open at once; more answer 503"},
+		&cli.IntFlag{Name: FlagMaxStreams, EnvVars: env(FlagMaxStreams), Value: 4096, Usage: "read, observe, subject, event-type, backup, verify-store and subscription streams open at once; more answer 503"},
 		&cli.IntFlag{Name: FlagMaxQueries, EnvVars: env(FlagMaxQueries), Value: 8, Usage: "EventQL queries running at once (preconditions excluded); more answer 503"},
 		&cli.IntFlag{Name: FlagMaxConnections, EnvVars: env(FlagMaxConnections), Usage: "open client connections on all listeners together; beyond them a new connection gets 503 (default: derived from the open-file limit, leaving room for storage files)"},
 		&cli.DurationFlag{Name: FlagRequestBodyIdleTimeout, EnvVars: env(FlagRequestBodyIdleTimeout), Value: 30 * time.Second, Usage: "longest pause between bytes of a request body, restore included; then 408"},
 		&cli.DurationFlag{Name: FlagRequestBodyTimeout, EnvVars: env(FlagRequestBodyTimeout), Value: 60 * time.Second, Usage: "longest time to receive a whole request body, restore excluded; then 408"},
 		&cli.IntFlag{Name: FlagMaxEventSchemas, EnvVars: env(FlagMaxEventSchemas), Value: 10_000, Usage: "event schemas that may be registered; more answer 409"},
+		&cli.IntFlag{Name: FlagMaxSubscriptions, EnvVars: env(FlagMaxSubscriptions), Value: 1000, Usage: "subscriptions that may exist; more answer 409"},
+		&cli.DurationFlag{Name: FlagSubscriptionLeaseTimeout, EnvVars: env(FlagSubscriptionLeaseTimeout), Value: 10 * time.Second, Usage: "reserved for PostgreSQL mode, where subscriptions answer 501 for now"},
 		&cli.BoolFlag{Name: FlagReadOnly, EnvVars: env(FlagReadOnly), Usage: "start in read-only mode: writes and schema registrations answer 503"},
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/eventstore-service/eventstore/modules/jsonscan"
 	"github.com/eventstore-service/eventstore/modules/metrics"
 	"github.com/eventstore-service/eventstore/modules/store"
+	"github.com/eventstore-service/eventstore/modules/subscriptions"
 )
 
 // Paths of the event endpoints.
@@ -42,9 +43,10 @@ type API struct {
 	log          *zap.Logger
 	eventql      QueryLimits
 	restores     Restores
-	streams      *admission // read, observe, subject, event-type and backup streams, and those admitted by AdmitStream
-	queries      *admission // run-eventql-query
-	scanners     sync.Pool  // of *jsonscan.Scanner, whose scratch buffers outlive a request
+	streams      *admission             // read, observe, subject, event-type and backup streams, and those admitted by AdmitStream
+	queries      *admission             // run-eventql-query
+	scanners     sync.Pool              // of *jsonscan.Scanner, whose scratch buffers outlive a request
+	subs         *subscriptions.Manager // nil: the subscription routes answer 501
 }
 
 // Options configure the API.
@@ -66,6 +68,9 @@ type Options struct {
 	// Restores tells the service that a restore runs; nil: restores run
 	// without telling anyone.
 	Restores Restores
+	// Subscriptions serves the subscription routes; nil answers them 501
+	// (PostgreSQL mode).
+	Subscriptions *subscriptions.Manager
 }
 
 // Restores marks a restore as running, so that the service answers 503 to
@@ -107,7 +112,7 @@ func New(s *store.Store, emitter *event.Emitter, events *envelope.Builder, metri
 	}
 	a := &API{store: s, emitter: emitter, events: events, maxEventSize: opts.MaxEventSize, stopping: opts.Stopping, restores: opts.Restores,
 		backup:  backup.Limits{MaxEventSize: opts.MaxEventSize, MaxSchemaSize: opts.MaxRequestSize},
-		metrics: metrics, log: log, eventql: opts.EventQL}
+		metrics: metrics, log: log, eventql: opts.EventQL, subs: opts.Subscriptions}
 	a.scanners.New = func() any { return jsonscan.New(nil) }
 	unbounded := func(n int) int {
 		if n <= 0 {
@@ -122,7 +127,7 @@ func New(s *store.Store, emitter *event.Emitter, events *envelope.Builder, metri
 
 // Routes returns the routes of the event endpoints.
 func (a *API) Routes() []httpkit.Route {
-	return []httpkit.Route{
+	return append([]httpkit.Route{
 		{Method: http.MethodPost, Path: WriteEventsPath, Handler: http.HandlerFunc(a.writeEvents)},
 		{Method: http.MethodPost, Path: ReadEventsPath, Handler: a.streams.admit(a.readEvents)},
 		{Method: http.MethodPost, Path: ObserveEventsPath, Handler: a.streams.admit(a.observeEvents)},
@@ -133,7 +138,7 @@ func (a *API) Routes() []httpkit.Route {
 		{Method: http.MethodPost, Path: RunEventQLQueryPath, Handler: a.queries.admit(a.runEventQLQuery)},
 		{Method: http.MethodPost, Path: BackupPath, Handler: a.streams.admit(a.backupEvents)},
 		{Method: http.MethodPost, Path: RestorePath, Handler: http.HandlerFunc(a.restoreBackup), UnlimitedBody: true, DuringRestore: true},
-	}
+	}, a.subscriptionRoutes()...)
 }
 
 // AdmitStream serves h for the requests that --max-streams admits among

@@ -36,7 +36,7 @@ func BenchmarkDecodeWrite(b *testing.B) {
 			sc := jsonscan.New(nil)
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, _, err := decodeWrite(sc, body, 1<<20, testCondition); err != nil {
+				if _, _, _, err := decodeWrite(sc, body, 1<<20, testCondition); err != nil {
 					b.Fatal(err)
 				}
 			}

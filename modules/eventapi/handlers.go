@@ -2,12 +2,14 @@ package eventapi
 
 import (
 	"context"
+	"errors"
 	"net/http"
 
 	"github.com/eventstore-service/eventstore/modules/event"
 	"github.com/eventstore-service/eventstore/modules/httpkit"
 	"github.com/eventstore-service/eventstore/modules/jsonscan"
 	"github.com/eventstore-service/eventstore/modules/store"
+	"github.com/eventstore-service/eventstore/modules/subscriptions"
 )
 
 // writeEvents is POST /api/v1/write-events: 200 with the written events as
@@ -20,15 +22,32 @@ func (a *API) writeEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sc := a.scanners.Get().(*jsonscan.Scanner)
-	candidates, preconditions, err := decodeWrite(sc, body, a.maxEventSize, a.condition)
+	candidates, preconditions, rawAcknowledge, err := decodeWrite(sc, body, a.maxEventSize, a.condition)
 	sc.Reset(nil)
 	a.scanners.Put(sc)
+	var acknowledge *subscriptions.Settle
+	if err == nil && rawAcknowledge != nil {
+		acknowledge, err = a.decodeAcknowledge(rawAcknowledge)
+	}
 	if err != nil {
 		a.metrics.writeRequests.WithLabelValues(resultInvalid).Inc()
 		httpkit.WriteError(w, err)
 		return
 	}
-	records, err := a.store.Write(r.Context(), candidates, preconditions)
+	var records []event.Record
+	if acknowledge == nil {
+		records, err = a.store.Write(r.Context(), candidates, preconditions)
+	} else {
+		acknowledge.Write = store.Request{Events: candidates, Preconditions: preconditions}
+		var settled subscriptions.Settled
+		settled, err = a.subs.Settle(r.Context(), *acknowledge)
+		records = settled.Records
+		if errors.Is(err, subscriptions.ErrNotHeld) || errors.Is(err, subscriptions.ErrNotFound) {
+			a.metrics.writeRequests.WithLabelValues(resultPreconditionFailed).Inc()
+			httpkit.WriteError(w, a.subscriptionError(acknowledge.Subscription, err))
+			return
+		}
+	}
 	if err != nil {
 		if r.Context().Err() != nil {
 			return // the client left before the write was queued: nothing was written

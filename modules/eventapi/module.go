@@ -13,6 +13,7 @@ import (
 	"github.com/eventstore-service/eventstore/modules/httpserver"
 	"github.com/eventstore-service/eventstore/modules/lifecycle"
 	"github.com/eventstore-service/eventstore/modules/store"
+	"github.com/eventstore-service/eventstore/modules/subscriptions"
 )
 
 // Module contributes the event endpoints and provides the Emitter that
@@ -22,10 +23,12 @@ var Module = fx.Module("eventapi",
 		func(cfg config.Config) *event.Emitter { return event.NewEmitter(cfg.SigningKey) },
 		NewMetrics,
 		func(cfg config.Config) *eventql.MemoryPool { return queryPool(cfg.MemoryLimit) },
+		fx.Annotate(newSubscriptions, fx.OnStart(loadSubscriptions)),
 		newAPI,
 		httpserver.AsRoutes(func(a *API) []httpkit.Route { return a.Routes() }),
 	),
 	fx.Invoke(registerPoolGauge),
+	lifecycle.Requires[*subscriptions.Manager](), // loaded before the service runs
 )
 
 // apiParams are what the API is built from.
@@ -39,6 +42,7 @@ type apiParams struct {
 	Config  config.Config
 	State   *lifecycle.State    // the stop phase and the restores
 	Pool    *eventql.MemoryPool // nil without a memory limit
+	Subs    *subscriptions.Manager
 }
 
 func newAPI(p apiParams) *API {
@@ -49,10 +53,28 @@ func newAPI(p apiParams) *API {
 		Stopping:       p.State.Stopping(),
 		EventQL: QueryLimits{MemoryLimit: cfg.EventQLMemoryLimit, PreconditionTimeout: cfg.EventQLPreconditionTimeout,
 			QueryTimeout: cfg.EventQLQueryTimeout, Pool: p.Pool},
-		MaxStreams: cfg.MaxStreams,
-		Restores:   p.State,
-		MaxQueries: cfg.MaxQueries,
+		MaxStreams:    cfg.MaxStreams,
+		Restores:      p.State,
+		MaxQueries:    cfg.MaxQueries,
+		Subscriptions: p.Subs,
 	})
+}
+
+// newSubscriptions returns the manager of the subscriptions of s, none in
+// PostgreSQL mode (its routes answer 501 there).
+func newSubscriptions(s *store.Store, cfg config.Config) *subscriptions.Manager {
+	if cfg.StorageBackend == config.BackendPostgres {
+		return nil
+	}
+	return subscriptions.NewManager(s, cfg.MaxSubscriptions)
+}
+
+// loadSubscriptions reads the stored subscriptions once the store runs.
+func loadSubscriptions(m *subscriptions.Manager) error {
+	if m == nil {
+		return nil
+	}
+	return m.Load()
 }
 
 // registerPoolGauge shows how much of the shared query memory is taken.

@@ -21,6 +21,7 @@ const MaxEventsPerWrite = 10_000
 var (
 	keyEvents        = []byte("events")
 	keyPreconditions = []byte("preconditions")
+	keyAcknowledge   = []byte("acknowledge")
 	keySource        = []byte("source")
 	keySubject       = []byte("subject")
 	keyType          = []byte("type")
@@ -61,55 +62,58 @@ type preconditionPayload struct {
 // precondition is compiled here and turned into a store.Condition by
 // condition.
 func DecodeWrite(body []byte, maxEventSize int64, condition ConditionFunc) ([]event.Candidate, []store.Precondition, error) {
-	return decodeWrite(jsonscan.New(nil), body, maxEventSize, condition)
+	candidates, preconditions, _, err := decodeWrite(jsonscan.New(nil), body, maxEventSize, condition)
+	return candidates, preconditions, err
 }
 
 // ConditionFunc turns a compiled isEventQlQueryTrue query into the
 // condition the store's writer evaluates.
 type ConditionFunc func(*eventql.Program) store.Condition
 
-// decodeWrite is DecodeWrite with a Scanner to reuse.
-func decodeWrite(sc *jsonscan.Scanner, body []byte, maxEventSize int64, condition ConditionFunc) ([]event.Candidate, []store.Precondition, error) {
-	scanned, rawPreconditions, err := scanWrite(sc, body)
+// decodeWrite is DecodeWrite with a Scanner to reuse; it also returns the
+// raw acknowledge member (docs/api.md §4.14), nil when absent.
+func decodeWrite(sc *jsonscan.Scanner, body []byte, maxEventSize int64, condition ConditionFunc) ([]event.Candidate, []store.Precondition, []byte, error) {
+	scanned, rawPreconditions, acknowledge, err := scanWrite(sc, body)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	switch n := len(scanned); {
 	case n == 0:
-		return nil, nil, badRequest("invalid request: events must contain at least one event")
+		return nil, nil, nil, badRequest("invalid request: events must contain at least one event")
 	case n > MaxEventsPerWrite:
-		return nil, nil, badRequest("invalid request: too many events: %d exceeds the limit of %d", n, MaxEventsPerWrite)
+		return nil, nil, nil, badRequest("invalid request: too many events: %d exceeds the limit of %d", n, MaxEventsPerWrite)
 	}
 	candidates := make([]event.Candidate, len(scanned))
 	for i := range scanned {
 		if err := validateCandidate(&scanned[i], maxEventSize); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		s := &scanned[i]
 		candidates[i] = event.Candidate{Source: s.source, Subject: s.subject, Type: s.eventType, Data: s.data, TraceParent: s.traceParent, TraceState: s.traceState}
 	}
 	preconditions, err := decodePreconditions(sc, rawPreconditions, condition)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return candidates, preconditions, nil
+	return candidates, preconditions, acknowledge, nil
 }
 
 // scanWrite reads the envelope {"events":[...],"preconditions":[...]}
 // leniently (empty body or null is {}, keys match case-insensitively,
 // unknown keys are skipped, the last of duplicate keys wins).
-func scanWrite(sc *jsonscan.Scanner, body []byte) ([]scannedCandidate, []byte, error) {
+func scanWrite(sc *jsonscan.Scanner, body []byte) ([]scannedCandidate, []byte, []byte, error) {
 	body = bytes.TrimSpace(body)
 	if len(body) == 0 || string(body) == "null" {
 		body = []byte("{}")
 	}
 	if err := httpkit.CheckDepth(body); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	sc.Reset(body)
 	var (
 		events        []scannedCandidate
 		preconditions []byte
+		acknowledge   []byte
 		data          = make([]byte, 0, len(body)) // every event's canonical data, one after the other
 	)
 	err := sc.ObjectBytes(func(key []byte) error {
@@ -130,6 +134,10 @@ func scanWrite(sc *jsonscan.Scanner, body []byte) ([]scannedCandidate, []byte, e
 			raw, err := sc.Raw()
 			preconditions = raw
 			return err
+		case bytes.EqualFold(key, keyAcknowledge):
+			raw, err := sc.Raw()
+			acknowledge = raw
+			return err
 		}
 		return sc.Skip()
 	})
@@ -137,9 +145,9 @@ func scanWrite(sc *jsonscan.Scanner, body []byte) ([]scannedCandidate, []byte, e
 		err = sc.End()
 	}
 	if err != nil {
-		return nil, nil, malformed(err)
+		return nil, nil, nil, malformed(err)
 	}
-	return events, preconditions, nil
+	return events, preconditions, acknowledge, nil
 }
 
 // scanCandidate reads one event, appending its canonical data to buf.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"math"
 	"time"
 
 	"github.com/eventstore-service/eventstore/modules/event"
@@ -264,4 +265,69 @@ func recordOf(view *store.View, id uint64) (event.Record, error) {
 func parkChange(name string, partition int, pk Parked) store.Change {
 	return store.Change{Space: spaceParked, Key: parkedKey(name, pk.EventID),
 		Value: mustJSON(parkedRecord{Partition: partition, Attempts: pk.Attempts, At: pk.At.UTC(), Reason: pk.Reason}), Expect: store.AnyVersion}
+}
+
+// NextDue returns when the first delivery of c's partitions is due again,
+// false when none is in flight.
+func (m *Manager) NextDue(c *Consumer) (time.Time, bool) {
+	c.sub.mu.Lock()
+	defer c.sub.mu.Unlock()
+	var next time.Time
+	found := false
+	for _, p := range c.sub.parts {
+		if p.Owner != c.Name {
+			continue
+		}
+		if due, ok := p.NextDue(); ok && (!found || due.Before(next)) {
+			next, found = due, true
+		}
+	}
+	return next, found
+}
+
+// Lag returns the number of events of the subscription name above its
+// partitions' positions that are neither in flight nor settled. It reads
+// the log from the lowest position on.
+func (m *Manager) Lag(name string) (uint64, error) {
+	sub, err := m.lookup(name)
+	if err != nil {
+		return 0, err
+	}
+	sub.mu.Lock()
+	floors := make([]uint64, len(sub.parts))
+	done := make([]map[uint64]bool, len(sub.parts))
+	from := uint64(math.MaxUint64)
+	for i, p := range sub.parts {
+		floors[i], from = p.floor, min(from, p.floor)
+		done[i] = map[uint64]bool{}
+		for _, id := range p.settled {
+			done[i][id] = true
+		}
+		for _, d := range p.inFlight {
+			done[i][d.EventID] = true
+		}
+	}
+	def := sub.def
+	sub.mu.Unlock()
+	view := m.store.View()
+	if from >= view.Count() {
+		return 0, nil
+	}
+	var lag uint64
+	it := view.Scan(store.Scan{Subject: def.Subject, Recursive: def.Options.Recursive, From: from, To: view.Count() - 1})
+	for it.Next() {
+		f, err := event.Decode(it.Record())
+		if err != nil {
+			it.Close()
+			return 0, err
+		}
+		if !def.Matches(f.Subject, f.Type) {
+			continue
+		}
+		p := PartitionOf(f.Subject, len(floors))
+		if id := it.Record().ID; id >= floors[p] && !done[p][id] {
+			lag++
+		}
+	}
+	return lag, it.Close()
 }

@@ -30,7 +30,7 @@
 // Parked events may be replayed: delivered once more, ahead of new events,
 // apart from the floor.
 //
-// Status: not served yet. The routes and their streams, the lag, backups,
-// metrics, the console, the CLI and the client package, and PostgreSQL
-// leases come next.
+// Package eventapi serves it (docs/api.md §4.14) in Pebble mode. Not yet:
+// backups of subscriptions, metrics, the console, the CLI and the client
+// package, and PostgreSQL mode (leases).
 package subscriptions

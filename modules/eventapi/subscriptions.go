@@ -1,0 +1,670 @@
+package eventapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/eventstore-service/eventstore/modules/event"
+	"github.com/eventstore-service/eventstore/modules/httpkit"
+	"github.com/eventstore-service/eventstore/modules/store"
+	"github.com/eventstore-service/eventstore/modules/subscriptions"
+)
+
+// Paths of the subscription endpoints (docs/api.md §4.14).
+const (
+	CreateSubscriptionPath  = "/api/v1/create-subscription"
+	ReadSubscriptionsPath   = "/api/v1/read-subscriptions"
+	ReadSubscriptionPath    = "/api/v1/read-subscription"
+	DeleteSubscriptionPath  = "/api/v1/delete-subscription"
+	ResetSubscriptionPath   = "/api/v1/reset-subscription"
+	ConsumeSubscriptionPath = "/api/v1/consume-subscription"
+	AcknowledgePath         = "/api/v1/acknowledge-deliveries"
+	RetryPath               = "/api/v1/retry-deliveries"
+	ParkPath                = "/api/v1/park-deliveries"
+	ReadParkedEventsPath    = "/api/v1/read-parked-events"
+	ReplayParkedEventsPath  = "/api/v1/replay-parked-events"
+)
+
+// Bounds of the settle requests.
+const (
+	maxTokens       = 10_000
+	maxRetryDelay   = time.Hour
+	maxReasonLength = 1024
+)
+
+// errSubscriptionsInPostgres answers every subscription route in
+// PostgreSQL mode.
+var errSubscriptionsInPostgres = httpkit.Errorf(http.StatusNotImplemented, "not implemented: subscriptions in PostgreSQL mode")
+
+// subscriptionRoutes returns the routes of the subscription endpoints.
+func (a *API) subscriptionRoutes() []httpkit.Route {
+	route := func(path string, h http.HandlerFunc) httpkit.Route {
+		return httpkit.Route{Method: http.MethodPost, Path: path, Handler: a.withSubscriptions(h)}
+	}
+	return []httpkit.Route{
+		route(CreateSubscriptionPath, a.createSubscription),
+		{Method: http.MethodPost, Path: ReadSubscriptionsPath, Handler: a.streams.admit(a.withSubscriptions(a.readSubscriptions).ServeHTTP)},
+		route(ReadSubscriptionPath, a.readSubscription),
+		route(DeleteSubscriptionPath, a.deleteSubscription),
+		route(ResetSubscriptionPath, a.resetSubscription),
+		{Method: http.MethodPost, Path: ConsumeSubscriptionPath, Handler: a.streams.admit(a.withSubscriptions(a.consumeSubscription).ServeHTTP)},
+		route(AcknowledgePath, a.settleHandler(subscriptions.Acknowledge, "acknowledged")),
+		route(RetryPath, a.settleHandler(subscriptions.Retry, "retried")),
+		route(ParkPath, a.settleHandler(subscriptions.Park, "parked")),
+		{Method: http.MethodPost, Path: ReadParkedEventsPath, Handler: a.streams.admit(a.withSubscriptions(a.readParkedEvents).ServeHTTP)},
+		route(ReplayParkedEventsPath, a.replayParkedEvents),
+	}
+}
+
+// withSubscriptions answers 501 without a subscription manager (PostgreSQL
+// mode).
+func (a *API) withSubscriptions(h http.HandlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if a.subs == nil {
+			httpkit.RefuseBody(w, r, errSubscriptionsInPostgres)
+			return
+		}
+		h(w, r)
+	})
+}
+
+// subscriptionError translates an error of the subscription manager.
+func (a *API) subscriptionError(name string, err error) error {
+	switch {
+	case errors.Is(err, subscriptions.ErrNotFound):
+		return httpkit.Errorf(http.StatusNotFound, "subscription %s not found", event.Quote(name))
+	case errors.Is(err, subscriptions.ErrExists):
+		return httpkit.Errorf(http.StatusConflict, "state conflict: subscription %s exists with another definition", event.Quote(name))
+	case errors.Is(err, subscriptions.ErrTooMany):
+		return httpkit.Errorf(http.StatusConflict, "state conflict: too many subscriptions")
+	case errors.Is(err, subscriptions.ErrNotHeld):
+		return httpkit.Errorf(http.StatusConflict, "state conflict: delivery is no longer held")
+	}
+	return a.StoreError(err)
+}
+
+// decodeBody reads and decodes a request body the lenient way.
+func decodeBody(r *http.Request, v any) error {
+	body, err := httpkit.ReadBody(r)
+	if err != nil {
+		return err
+	}
+	return httpkit.DecodeJSON(body, v)
+}
+
+// checkName returns the 400 error of an invalid subscription or consumer name.
+func checkName(name string) error {
+	if !subscriptions.ValidName(name) {
+		return badRequest("invalid request: invalid name %s", event.Quote(name))
+	}
+	return nil
+}
+
+// wireStart is the start of a subscription on the wire: "beginning",
+// "end" or {"afterEventId":"<id>"}.
+func decodeStart(raw json.RawMessage) (subscriptions.Start, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return subscriptions.Start{}, nil
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		switch s {
+		case "beginning":
+			return subscriptions.Start{}, nil
+		case "end":
+			return subscriptions.Start{Kind: subscriptions.FromEnd}, nil
+		}
+		return subscriptions.Start{}, badRequest("invalid request: unknown start %s, expected 'beginning', 'end' or {\"afterEventId\":…}", event.Quote(s))
+	}
+	var after struct {
+		AfterEventID *string `json:"afterEventId"`
+	}
+	if err := httpkit.DecodeJSON(raw, &after); err != nil || after.AfterEventID == nil {
+		return subscriptions.Start{}, badRequest("invalid request: start must be 'beginning', 'end' or {\"afterEventId\":…}")
+	}
+	id, ok := event.ParseID(*after.AfterEventID)
+	if !ok {
+		return subscriptions.Start{}, badRequest("invalid event id: %s", event.Quote(*after.AfterEventID))
+	}
+	return subscriptions.Start{Kind: subscriptions.AfterEvent, EventID: id}, nil
+}
+
+// encodeStart is decodeStart's inverse.
+func encodeStart(s subscriptions.Start) any {
+	switch s.Kind {
+	case subscriptions.FromEnd:
+		return "end"
+	case subscriptions.AfterEvent:
+		return map[string]string{"afterEventId": strconv.FormatUint(s.EventID, 10)}
+	}
+	return "beginning"
+}
+
+type createBody struct {
+	Subscription string          `json:"subscription"`
+	Subject      string          `json:"subject"`
+	Options      json.RawMessage `json:"options"`
+}
+
+type createOptions struct {
+	Recursive          bool            `json:"recursive"`
+	EventTypes         []string        `json:"eventTypes"`
+	Start              json.RawMessage `json:"start"`
+	Partitions         *int            `json:"partitions"`
+	MaxInFlight        *int            `json:"maxInFlight"`
+	AcknowledgeTimeout *string         `json:"acknowledgeTimeout"`
+	MaxDeliveries      *int            `json:"maxDeliveries"`
+}
+
+// decodeCreate turns a create-subscription body into a definition.
+func decodeCreate(r *http.Request) (subscriptions.Definition, error) {
+	var body createBody
+	if err := decodeBody(r, &body); err != nil {
+		return subscriptions.Definition{}, err
+	}
+	if err := checkName(body.Subscription); err != nil {
+		return subscriptions.Definition{}, err
+	}
+	if !event.ValidSubject(body.Subject) {
+		return subscriptions.Definition{}, badRequest("invalid subject: %s", event.Quote(body.Subject))
+	}
+	if err := httpkit.CheckOptions(body.Options, "recursive", "eventTypes", "start", "partitions", "maxInFlight", "acknowledgeTimeout", "maxDeliveries"); err != nil {
+		return subscriptions.Definition{}, err
+	}
+	var o createOptions
+	if len(body.Options) > 0 {
+		if err := decodeOptions(body.Options, &o); err != nil {
+			return subscriptions.Definition{}, err
+		}
+	}
+	d := subscriptions.Definition{Name: body.Subscription, Subject: body.Subject, Options: subscriptions.Defaults()}
+	d.Options.Recursive = o.Recursive
+	if o.EventTypes != nil {
+		for _, t := range o.EventTypes {
+			if !event.ValidType(t) {
+				return subscriptions.Definition{}, badRequest("invalid event type: %s", event.Quote(t))
+			}
+		}
+		d.Options.EventTypes = o.EventTypes
+	}
+	var err error
+	if d.Options.Start, err = decodeStart(o.Start); err != nil {
+		return subscriptions.Definition{}, err
+	}
+	for _, n := range []struct {
+		from *int
+		into *int
+	}{{o.Partitions, &d.Options.Partitions}, {o.MaxInFlight, &d.Options.MaxInFlight}, {o.MaxDeliveries, &d.Options.MaxDeliveries}} {
+		if n.from != nil {
+			*n.into = *n.from
+		}
+	}
+	if o.AcknowledgeTimeout != nil {
+		if d.Options.AcknowledgeTimeout, err = time.ParseDuration(*o.AcknowledgeTimeout); err != nil {
+			return subscriptions.Definition{}, badRequest("invalid request: acknowledgeTimeout %s is no duration", event.Quote(*o.AcknowledgeTimeout))
+		}
+	}
+	if err := d.Validate(); err != nil {
+		return subscriptions.Definition{}, badRequest("invalid request: %v", err)
+	}
+	return d, nil
+}
+
+func (a *API) createSubscription(w http.ResponseWriter, r *http.Request) {
+	d, err := decodeCreate(r)
+	if err != nil {
+		httpkit.WriteError(w, err)
+		return
+	}
+	info, err := a.subs.Create(r.Context(), d)
+	if err != nil {
+		httpkit.WriteError(w, a.subscriptionError(d.Name, err))
+		return
+	}
+	a.writeSubscription(w, info)
+}
+
+// nameBody is the body of the routes that name a subscription.
+type nameBody struct {
+	Subscription string `json:"subscription"`
+}
+
+// decodeName reads a body that names a subscription into v (embedding
+// nameBody) and returns the name.
+func decodeName(r *http.Request, v any, name func() string) (string, error) {
+	if err := decodeBody(r, v); err != nil {
+		return "", err
+	}
+	return name(), checkName(name())
+}
+
+func (a *API) readSubscription(w http.ResponseWriter, r *http.Request) {
+	var body nameBody
+	name, err := decodeName(r, &body, func() string { return body.Subscription })
+	if err != nil {
+		httpkit.WriteError(w, err)
+		return
+	}
+	info, err := a.subs.Get(name)
+	if err != nil {
+		httpkit.WriteError(w, a.subscriptionError(name, err))
+		return
+	}
+	a.writeSubscription(w, info)
+}
+
+// writeSubscription answers with the read-subscription body of info.
+func (a *API) writeSubscription(w http.ResponseWriter, info subscriptions.Info) {
+	body, err := a.subscriptionJSON(info)
+	if err != nil {
+		httpkit.WriteError(w, a.subscriptionError(info.Definition.Name, err))
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(append(body, '\n'))
+}
+
+// subscriptionJSON returns the read-subscription body of info.
+func (a *API) subscriptionJSON(info subscriptions.Info) ([]byte, error) {
+	lag, err := a.subs.Lag(info.Definition.Name)
+	if err != nil {
+		return nil, err
+	}
+	d := info.Definition
+	type consumer struct {
+		Consumer    string `json:"consumer"`
+		ConnectedAt string `json:"connectedAt"`
+		Partitions  []int  `json:"partitions"`
+	}
+	type partition struct {
+		Partition int     `json:"partition"`
+		Position  *string `json:"position"`
+		Consumer  *string `json:"consumer"`
+		Epoch     uint64  `json:"epoch"`
+		InFlight  int     `json:"inFlight"`
+	}
+	consumers := []consumer{}
+	for _, c := range info.Consumers {
+		consumers = append(consumers, consumer{c.Name, c.ConnectedAt.Format(time.RFC3339Nano), append([]int{}, c.Partitions...)})
+	}
+	var partitions []partition
+	for _, p := range info.Partitions {
+		out := partition{Partition: p.Partition, Epoch: p.Epoch, InFlight: p.InFlight}
+		if p.HasPosition {
+			pos := strconv.FormatUint(p.Position, 10)
+			out.Position = &pos
+		}
+		if p.Consumer != "" {
+			owner := p.Consumer
+			out.Consumer = &owner
+		}
+		partitions = append(partitions, out)
+	}
+	return json.Marshal(struct {
+		Subscription string         `json:"subscription"`
+		Subject      string         `json:"subject"`
+		Options      map[string]any `json:"options"`
+		CreatedAt    string         `json:"createdAt"`
+		Lag          uint64         `json:"lag"`
+		InFlight     int            `json:"inFlight"`
+		Parked       int            `json:"parked"`
+		Consumers    []consumer     `json:"consumers"`
+		Partitions   []partition    `json:"partitions"`
+	}{d.Name, d.Subject, map[string]any{
+		"recursive": d.Options.Recursive, "eventTypes": d.Options.EventTypes, "start": encodeStart(d.Options.Start),
+		"partitions": d.Options.Partitions, "maxInFlight": d.Options.MaxInFlight,
+		"acknowledgeTimeout": d.Options.AcknowledgeTimeout.String(), "maxDeliveries": d.Options.MaxDeliveries,
+	}, info.CreatedAt.Format(time.RFC3339Nano), lag, info.InFlight, info.Parked, consumers, partitions})
+}
+
+func (a *API) readSubscriptions(w http.ResponseWriter, r *http.Request) {
+	var body struct{}
+	if err := decodeBody(r, &body); err != nil {
+		httpkit.WriteError(w, err)
+		return
+	}
+	infos, err := a.subs.List()
+	if err != nil {
+		httpkit.WriteError(w, a.ReadError(err))
+		return
+	}
+	stream := a.startStream(w, r)
+	defer stream.end()
+	for _, info := range infos {
+		payload, err := a.subscriptionJSON(info)
+		if errors.Is(err, subscriptions.ErrNotFound) {
+			continue // deleted meanwhile
+		}
+		if err != nil {
+			stream.Error(a.ReadError(err).Message)
+			return
+		}
+		if stream.line("subscription", payload) != nil {
+			return
+		}
+	}
+}
+
+func (a *API) deleteSubscription(w http.ResponseWriter, r *http.Request) {
+	var body nameBody
+	name, err := decodeName(r, &body, func() string { return body.Subscription })
+	if err != nil {
+		httpkit.WriteError(w, err)
+		return
+	}
+	if err := a.subs.Delete(r.Context(), name); err != nil {
+		httpkit.WriteError(w, a.subscriptionError(name, err))
+		return
+	}
+	httpkit.WriteJSON(w, struct {
+		Subscription string `json:"subscription"`
+		Deleted      bool   `json:"deleted"`
+	}{name, true})
+}
+
+func (a *API) resetSubscription(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		nameBody
+		Start json.RawMessage `json:"start"`
+	}
+	name, err := decodeName(r, &body, func() string { return body.Subscription })
+	if err != nil {
+		httpkit.WriteError(w, err)
+		return
+	}
+	start, err := decodeStart(body.Start)
+	if err != nil {
+		httpkit.WriteError(w, err)
+		return
+	}
+	info, err := a.subs.Reset(r.Context(), name, start)
+	if err != nil {
+		httpkit.WriteError(w, a.subscriptionError(name, err))
+		return
+	}
+	a.writeSubscription(w, info)
+}
+
+// settleBody is the body of the settle routes.
+type settleBody struct {
+	nameBody
+	Deliveries []string `json:"deliveries"`
+	After      *string  `json:"after"`
+	Reason     *string  `json:"reason"`
+}
+
+// decodeTokens parses the tokens of a settle: 1 to maxTokens of them.
+func decodeTokens(raw []string) ([]subscriptions.Token, error) {
+	if len(raw) == 0 || len(raw) > maxTokens {
+		return nil, badRequest("invalid request: deliveries must hold 1 to %d tokens", maxTokens)
+	}
+	tokens := make([]subscriptions.Token, len(raw))
+	for i, text := range raw {
+		t, err := subscriptions.ParseToken(text)
+		if err != nil {
+			return nil, badRequest("invalid delivery: %s", event.Quote(text))
+		}
+		tokens[i] = t
+	}
+	return tokens, nil
+}
+
+// settleHandler returns the handler of a settle route: its answer counts
+// the settled deliveries under key and lists the stale tokens.
+func (a *API) settleHandler(action subscriptions.Action, key string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		var body settleBody
+		name, err := decodeName(r, &body, func() string { return body.Subscription })
+		if err != nil {
+			httpkit.WriteError(w, err)
+			return
+		}
+		tokens, err := decodeTokens(body.Deliveries)
+		if err != nil {
+			httpkit.WriteError(w, err)
+			return
+		}
+		s := subscriptions.Settle{Subscription: name, Tokens: tokens, Action: action}
+		if action == subscriptions.Retry && body.After != nil {
+			if s.After, err = time.ParseDuration(*body.After); err != nil || s.After < 0 || s.After > maxRetryDelay {
+				httpkit.WriteError(w, badRequest("invalid request: after must be a duration of 0 to 1h, got %s", event.Quote(*body.After)))
+				return
+			}
+		}
+		if action == subscriptions.Park && body.Reason != nil {
+			if len(*body.Reason) > maxReasonLength {
+				httpkit.WriteError(w, badRequest("invalid request: reason longer than %d bytes", maxReasonLength))
+				return
+			}
+			s.Reason = *body.Reason
+		}
+		settled, err := a.subs.Settle(r.Context(), s)
+		if err != nil {
+			httpkit.WriteError(w, a.subscriptionError(name, err))
+			return
+		}
+		stale := []string{}
+		for _, t := range settled.Stale {
+			stale = append(stale, t.String())
+		}
+		httpkit.WriteJSON(w, map[string]any{key: settled.Done, "stale": stale})
+	}
+}
+
+func (a *API) readParkedEvents(w http.ResponseWriter, r *http.Request) {
+	var body nameBody
+	name, err := decodeName(r, &body, func() string { return body.Subscription })
+	if err != nil {
+		httpkit.WriteError(w, err)
+		return
+	}
+	parked, err := a.subs.Parked(name)
+	if err != nil {
+		httpkit.WriteError(w, a.subscriptionError(name, err))
+		return
+	}
+	stream := a.startStream(w, r)
+	defer stream.end()
+	view := a.store.View()
+	for _, pk := range parked {
+		rec, err := readOne(view, pk.EventID)
+		if err != nil {
+			stream.Error(a.ReadError(err).Message)
+			return
+		}
+		line := []byte(`{"partition":` + strconv.Itoa(pk.Partition) + `,"attempts":` + strconv.Itoa(pk.Attempts) +
+			`,"parkedAt":` + strconv.Quote(pk.At.Format(time.RFC3339Nano)) + `,"reason":`)
+		if pk.Reason == "" {
+			line = append(line, "null"...)
+		} else {
+			reason, _ := json.Marshal(pk.Reason)
+			line = append(line, reason...)
+		}
+		line = append(append(line, `,"event":`...), a.emitter.Append(nil, rec)...)
+		if stream.line("parkedEvent", append(line, '}')) != nil {
+			return
+		}
+	}
+}
+
+func (a *API) replayParkedEvents(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		nameBody
+		EventIDs []string `json:"eventIds"`
+	}
+	name, err := decodeName(r, &body, func() string { return body.Subscription })
+	if err != nil {
+		httpkit.WriteError(w, err)
+		return
+	}
+	var ids []uint64
+	if body.EventIDs != nil {
+		ids = []uint64{}
+		for _, s := range body.EventIDs {
+			id, ok := event.ParseID(s)
+			if !ok {
+				httpkit.WriteError(w, badRequest("invalid event id: %s", event.Quote(s)))
+				return
+			}
+			ids = append(ids, id)
+		}
+	}
+	n, err := a.subs.Replay(r.Context(), name, ids)
+	if err != nil {
+		httpkit.WriteError(w, a.subscriptionError(name, err))
+		return
+	}
+	httpkit.WriteJSON(w, map[string]int{"replayed": n})
+}
+
+// consumeSubscription is POST /api/v1/consume-subscription: the stream of
+// one consumer's assignment and deliveries, until the client leaves, a
+// consumer of the same name replaces it, or the subscription is deleted.
+func (a *API) consumeSubscription(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		nameBody
+		Consumer string `json:"consumer"`
+	}
+	name, err := decodeName(r, &body, func() string { return body.Subscription })
+	if err == nil {
+		err = checkName(body.Consumer)
+	}
+	if err != nil {
+		httpkit.WriteError(w, err)
+		return
+	}
+	if _, err := a.subs.Get(name); err != nil {
+		httpkit.WriteError(w, a.subscriptionError(name, err))
+		return
+	}
+	stream := a.startStream(w, r)
+	defer stream.end()
+	produced, ended := stream.pump(newLinePipe(), func(ctx context.Context, put putFunc) error {
+		return a.consume(ctx, name, body.Consumer, func(line []byte) error { return put(0, line) })
+	}, true, nil)
+	if ended == nil && produced != nil {
+		stream.Error(a.consumeError(name, produced))
+	}
+}
+
+// consumeError is the message of the error line that ends a consume stream.
+func (a *API) consumeError(name string, err error) string {
+	switch {
+	case errors.Is(err, subscriptions.ErrReplaced), errors.Is(err, subscriptions.ErrDeleted):
+		return err.Error()
+	}
+	var apiErr *httpkit.Error
+	if errors.As(a.subscriptionError(name, err), &apiErr) {
+		return apiErr.Message
+	}
+	return httpkit.ErrUnexpected.Message
+}
+
+// consume connects the consumer and puts its lines until ctx ends or the
+// consumer does.
+func (a *API) consume(ctx context.Context, name, consumer string, put func(line []byte) error) error {
+	c, err := a.subs.Connect(ctx, name, consumer)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = a.subs.Disconnect(context.WithoutCancel(ctx), c) }()
+	partitions, changed := c.Partitions()
+	if err := put(assignmentLine(partitions)); err != nil {
+		return err
+	}
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		written := a.store.Changed()
+		deliveries, err := a.subs.Poll(ctx, c)
+		if err != nil {
+			return err
+		}
+		for _, d := range deliveries {
+			if err := put(a.deliveryLine(d)); err != nil {
+				return err
+			}
+		}
+		timer.Stop()
+		if due, ok := a.subs.NextDue(c); ok {
+			timer.Reset(max(time.Until(due), time.Millisecond))
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-c.Ended():
+			return c.Err()
+		case <-changed:
+			partitions, changed = c.Partitions()
+			if err := put(assignmentLine(partitions)); err != nil {
+				return err
+			}
+		case <-written:
+		case <-timer.C:
+		}
+	}
+}
+
+// assignmentLine returns the line of a consumer's partitions.
+func assignmentLine(partitions []int) []byte {
+	payload, _ := json.Marshal(struct {
+		Partitions []int `json:"partitions"`
+	}{append([]int{}, partitions...)})
+	return httpkit.AppendLine(nil, "assignment", payload)
+}
+
+// deliveryLine returns the line of one delivery, its event as read-events
+// sends it.
+func (a *API) deliveryLine(d subscriptions.Delivered) []byte {
+	payload := []byte(`{"delivery":` + strconv.Quote(d.Token.String()) + `,"attempt":` + strconv.Itoa(d.Token.Attempt) +
+		`,"partition":` + strconv.Itoa(d.Token.Partition) + `,"event":`)
+	payload = append(a.emitter.Append(payload, d.Record), '}')
+	return httpkit.AppendLine(nil, "delivery", payload)
+}
+
+// readOne returns the record of id in view.
+func readOne(view *store.View, id uint64) (event.Record, error) {
+	it := view.Scan(store.Scan{From: id, To: id})
+	if !it.Next() {
+		if err := it.Close(); err != nil {
+			return event.Record{}, err
+		}
+		return event.Record{}, fmt.Errorf("event %d is missing", id)
+	}
+	r := it.Record()
+	r.JSON = bytes.Clone(r.JSON)
+	return r, it.Close()
+}
+
+// decodeAcknowledge decodes the acknowledge member of a write-events body:
+// {"subscription":…,"deliveries":[…]}.
+func (a *API) decodeAcknowledge(raw []byte) (*subscriptions.Settle, error) {
+	if string(bytes.TrimSpace(raw)) == "null" {
+		return nil, nil
+	}
+	if a.subs == nil {
+		return nil, errSubscriptionsInPostgres
+	}
+	var body struct {
+		nameBody
+		Deliveries []string `json:"deliveries"`
+	}
+	if err := httpkit.DecodeJSON(raw, &body); err != nil {
+		return nil, err
+	}
+	if err := checkName(body.Subscription); err != nil {
+		return nil, err
+	}
+	tokens, err := decodeTokens(body.Deliveries)
+	if err != nil {
+		return nil, err
+	}
+	return &subscriptions.Settle{Subscription: body.Subscription, Tokens: tokens, Action: subscriptions.Acknowledge}, nil
+}
