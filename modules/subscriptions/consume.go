@@ -78,7 +78,6 @@ func (m *Manager) rebalance(ctx context.Context, sub *subscription, consumers []
 		names[i] = c.Name
 	}
 	next := Assign(owners, names)
-	now := m.now()
 	touched := map[string]bool{}
 	var moved []int
 	for i, p := range sub.parts {
@@ -90,7 +89,7 @@ func (m *Manager) rebalance(ctx context.Context, sub *subscription, consumers []
 	if len(moved) > 0 {
 		_, err := sub.commit(ctx, m.store, store.Request{InReadOnly: true}, moved, func() ([]store.Change, error) {
 			for _, i := range moved {
-				sub.parts[i].Move(next[i], now)
+				sub.parts[i].Move(next[i])
 			}
 			return nil, nil
 		})

@@ -26,7 +26,7 @@ func runModel(t *testing.T, seed uint64) {
 	o.AcknowledgeTimeout = time.Second
 	now := t0
 	p := NewPartition(0, o, 0)
-	p.Move("w0", now)
+	p.Move("w0")
 	var (
 		log       []uint64 // ids of the partition's events, ascending
 		nextID    uint64
@@ -123,7 +123,7 @@ func runModel(t *testing.T, seed uint64) {
 			now = now.Add(time.Duration(r.IntN(1500)) * time.Millisecond)
 			due()
 		case k < 8:
-			p.Move([]string{"w0", "w1", "w2"}[r.IntN(3)], now)
+			p.Move([]string{"w0", "w1", "w2"}[r.IntN(3)])
 			due()
 		case k < 9: // restart
 			raw, err := MarshalSnapshot(p.Snapshot())
@@ -137,7 +137,7 @@ func runModel(t *testing.T, seed uint64) {
 			if p, err = Restore(0, o, s, now); err != nil {
 				fail("restore: %v", err)
 			}
-			p.Move("w0", now)
+			p.Move("w0")
 			due()
 		default:
 			due()

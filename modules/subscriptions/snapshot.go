@@ -39,8 +39,8 @@ func (p *Partition) Snapshot() Snapshot {
 }
 
 // Restore returns partition index of a subscription with opts as s left
-// it, without an owner: its deliveries in flight are due at once, to be
-// sent again (attempt + 1) to the next owner.
+// it, without an owner: its deliveries in flight are sent again to the
+// next owner at once, with the same attempt and a fresh timeout.
 func Restore(index int, opts Options, s Snapshot, now time.Time) (*Partition, error) {
 	p := &Partition{Index: index, opts: opts, Epoch: s.Epoch, floor: s.Floor, cursor: s.Floor}
 	last := s.Floor
@@ -57,7 +57,7 @@ func Restore(index int, opts Options, s Snapshot, now time.Time) (*Partition, er
 		if _, settled := slices.BinarySearch(s.Settled, a.EventID); settled {
 			return nil, fmt.Errorf("partition %d: event %d both settled and in flight", index, a.EventID)
 		}
-		p.inFlight = append(p.inFlight, Delivery{EventID: a.EventID, Attempt: a.Attempt, Due: now})
+		p.inFlight = append(p.inFlight, Delivery{EventID: a.EventID, Attempt: a.Attempt, Due: now.Add(opts.AcknowledgeTimeout), Resend: true})
 		last = max(last, a.EventID+1)
 	}
 	for i, a := range s.Replays {
@@ -67,7 +67,7 @@ func Restore(index int, opts Options, s Snapshot, now time.Time) (*Partition, er
 		if _, inFlight := searchDeliveries(p.inFlight, a.EventID); inFlight {
 			return nil, fmt.Errorf("partition %d: event %d both in flight and replayed", index, a.EventID)
 		}
-		p.replays = append(p.replays, Delivery{EventID: a.EventID, Attempt: a.Attempt, Due: now})
+		p.replays = append(p.replays, Delivery{EventID: a.EventID, Attempt: max(a.Attempt, 1), Due: now.Add(opts.AcknowledgeTimeout), Resend: true})
 	}
 	p.settled = slices.Clone(s.Settled)
 	p.cursor = last

@@ -14,6 +14,9 @@ type Delivery struct {
 	// Due is when the event is sent again (attempt + 1), or parked after
 	// MaxDeliveries attempts, unless it is settled before.
 	Due time.Time
+	// Resend has the event sent again at once with the same attempt, its
+	// Due unchanged: to a new owner, or after a restart.
+	Resend bool
 }
 
 // Parked is an event the partition gave up on: settled without being
@@ -99,7 +102,7 @@ func (p *Partition) Replay(id uint64, now time.Time) bool {
 	if found {
 		return false
 	}
-	p.replays = slices.Insert(p.replays, i, Delivery{EventID: id, Due: now})
+	p.replays = slices.Insert(p.replays, i, Delivery{EventID: id, Attempt: 1, Due: now.Add(p.opts.AcknowledgeTimeout), Resend: true})
 	return true
 }
 
@@ -163,20 +166,25 @@ func (p *Partition) Due(now time.Time) (again []Delivery, parked []Parked) {
 	return again, parked
 }
 
-// due sends again the deliveries of list due now, parks those out of
-// attempts, appends them to again and parked, and returns what is left of
-// list.
+// due sends again the deliveries of list that timed out (attempt + 1; or
+// parks them when they had MaxDeliveries attempts) and those to resend
+// (same attempt), appends them to again and parked, and returns what is
+// left of list.
 func (p *Partition) due(list []Delivery, now time.Time, again []Delivery, parked []Parked) ([]Delivery, []Delivery, []Parked) {
 	kept := list[:0]
 	for _, d := range list {
 		switch {
 		case d.Due.After(now):
+			if d.Resend {
+				d.Resend = false
+				again = append(again, d)
+			}
 		case d.Attempt >= p.opts.MaxDeliveries:
 			parked = append(parked, Parked{EventID: d.EventID, Attempts: d.Attempt, At: now})
 			continue
 		default:
 			d.Attempt++
-			d.Due = now.Add(p.opts.AcknowledgeTimeout)
+			d.Due, d.Resend = now.Add(p.opts.AcknowledgeTimeout), false
 			again = append(again, d)
 		}
 		kept = append(kept, d)
@@ -185,14 +193,18 @@ func (p *Partition) due(list []Delivery, now time.Time, again []Delivery, parked
 }
 
 // NextDue returns when the first delivery in flight (or replayed) is due,
-// false when none is.
+// false when none is; one to resend is due at once (the zero time).
 func (p *Partition) NextDue() (time.Time, bool) {
 	var next time.Time
 	found := false
 	for _, list := range [][]Delivery{p.inFlight, p.replays} {
 		for _, d := range list {
-			if !found || d.Due.Before(next) {
-				next, found = d.Due, true
+			due := d.Due
+			if d.Resend {
+				due = time.Time{}
+			}
+			if !found || due.Before(next) {
+				next, found = due, true
 			}
 		}
 	}
@@ -262,15 +274,16 @@ func (p *Partition) Retry(t Token, after time.Duration, now time.Time) bool {
 
 // Move gives the partition to owner ("" for none): the epoch rises, so
 // every token of the old owner is stale, and the deliveries in flight are
-// due at once, to be sent again to the new owner in id order (each send
-// counts as an attempt, so that an event that makes every owner fail is
-// parked in the end).
-func (p *Partition) Move(owner string, now time.Time) {
+// sent again to the new owner at once, in id order, with the same attempt.
+// Their acknowledge timeouts keep running: an event that makes every owner
+// fail times out and is parked in the end, while the churn of consumers
+// parks nothing by itself.
+func (p *Partition) Move(owner string) {
 	p.Owner = owner
 	p.Epoch++
 	for _, list := range [][]Delivery{p.inFlight, p.replays} {
 		for i := range list {
-			list[i].Due = now
+			list[i].Resend = true
 		}
 	}
 }

@@ -29,7 +29,7 @@ func deliver(t *testing.T, p *Partition, id uint64) Delivery {
 
 func TestSettlesOutOfOrderMoveThePositionOverThePrefix(t *testing.T) {
 	p := NewPartition(0, opts(3, 10), 0)
-	p.Move("w1", t0)
+	p.Move("w1")
 	if _, ok := p.Position(); ok {
 		t.Fatal("a position before any settle")
 	}
@@ -63,7 +63,7 @@ func TestSettlesOutOfOrderMoveThePositionOverThePrefix(t *testing.T) {
 
 func TestTimeoutsRedeliverThenPark(t *testing.T) {
 	p := NewPartition(1, opts(10, 3), 0)
-	p.Move("w1", t0)
+	p.Move("w1")
 	d := deliver(t, p, 4)
 	first := tokenOf(p, d)
 	now := t0
@@ -88,7 +88,7 @@ func TestTimeoutsRedeliverThenPark(t *testing.T) {
 
 func TestRetryAndParkByTheConsumer(t *testing.T) {
 	p := NewPartition(0, opts(10, 5), 0)
-	p.Move("w1", t0)
+	p.Move("w1")
 	a, b := deliver(t, p, 1), deliver(t, p, 2)
 	if !p.Retry(tokenOf(p, a), 5*time.Second, t0) {
 		t.Fatal("stale")
@@ -111,17 +111,21 @@ func TestRetryAndParkByTheConsumer(t *testing.T) {
 
 func TestMoveFencesTheOldOwnerAndSendsAgainInOrder(t *testing.T) {
 	p := NewPartition(0, opts(10, 10), 0)
-	p.Move("w1", t0)
+	p.Move("w1")
 	old := []Token{tokenOf(p, deliver(t, p, 3)), tokenOf(p, deliver(t, p, 1+3*2))}
-	p.Move("w2", t0.Add(time.Second))
+	p.Move("w2")
 	for _, tok := range old {
 		if p.Acknowledge(tok) {
 			t.Fatal("a token of the old owner settled")
 		}
 	}
 	again, _ := p.Due(t0.Add(time.Second))
-	if len(again) != 2 || again[0].EventID != 3 || again[1].EventID != 7 || again[0].Attempt != 2 {
-		t.Fatalf("sent again to the new owner: %v", again)
+	if len(again) != 2 || again[0].EventID != 3 || again[1].EventID != 7 || again[0].Attempt != 1 {
+		t.Fatalf("sent again to the new owner, with the same attempt: %v", again)
+	}
+	// The acknowledge timeout kept running: at its end the attempt rises.
+	if late, _ := p.Due(t0.Add(p.opts.AcknowledgeTimeout)); len(late) != 2 || late[0].Attempt != 2 {
+		t.Fatalf("after the timeout: %v", late)
 	}
 	if !p.Acknowledge(tokenOf(p, again[1])) || p.Floor() != 3 {
 		t.Fatalf("the new owner's token: floor %d", p.Floor())
@@ -130,7 +134,7 @@ func TestMoveFencesTheOldOwnerAndSendsAgainInOrder(t *testing.T) {
 
 func TestResetForgetsWhatIsInFlight(t *testing.T) {
 	p := NewPartition(0, opts(10, 10), 0)
-	p.Move("w1", t0)
+	p.Move("w1")
 	tok := tokenOf(p, deliver(t, p, 8))
 	p.Reset(2, t0)
 	if p.Acknowledge(tok) || len(p.InFlight()) != 0 || p.Floor() != 2 || p.Cursor() != 2 {
@@ -143,7 +147,7 @@ func TestResetForgetsWhatIsInFlight(t *testing.T) {
 
 func TestSnapshotRestore(t *testing.T) {
 	p := NewPartition(2, opts(10, 10), 5)
-	p.Move("w1", t0)
+	p.Move("w1")
 	a := deliver(t, p, 5)
 	deliver(t, p, 6)
 	b := deliver(t, p, 9)
@@ -164,9 +168,9 @@ func TestSnapshotRestore(t *testing.T) {
 	if q.Floor() != 5 || q.Cursor() != 10 || !q.Settled(9) || q.Settled(6) || q.Owner != "" || q.Epoch != p.Epoch {
 		t.Fatalf("restored: floor %d cursor %d epoch %d", q.Floor(), q.Cursor(), q.Epoch)
 	}
-	q.Move("w1", t0)
+	q.Move("w1")
 	again, _ := q.Due(t0)
-	if ids := []uint64{again[0].EventID, again[1].EventID}; !slices.Equal(ids, []uint64{5, 6}) || again[0].Attempt != 3 {
+	if ids := []uint64{again[0].EventID, again[1].EventID}; !slices.Equal(ids, []uint64{5, 6}) || again[0].Attempt != 2 {
 		t.Fatalf("sent again after the restart: %v", again)
 	}
 	if q.Acknowledge(tokenOf(p, a)) {
@@ -186,7 +190,7 @@ func TestSnapshotRestore(t *testing.T) {
 
 func TestReplayOfAParkedEvent(t *testing.T) {
 	p := NewPartition(0, opts(2, 2), 0)
-	p.Move("w1", t0)
+	p.Move("w1")
 	d := deliver(t, p, 3)
 	if _, ok := p.Park(tokenOf(p, d), "", t0); !ok {
 		t.Fatal("stale")
@@ -220,7 +224,7 @@ func TestReplayOfAParkedEvent(t *testing.T) {
 
 func TestResetParksReplaysAgain(t *testing.T) {
 	p := NewPartition(0, opts(5, 5), 0)
-	p.Move("w1", t0)
+	p.Move("w1")
 	d := deliver(t, p, 1)
 	p.Park(tokenOf(p, d), "", t0)
 	if !p.Replay(1, t0) {

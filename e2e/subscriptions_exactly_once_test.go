@@ -1,0 +1,202 @@
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/eventstore-service/eventstore/e2e/harness"
+)
+
+// server is the instance the workers talk to, replaced at each restart.
+type server struct {
+	mu  sync.Mutex
+	url string
+}
+
+func (s *server) get() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.url
+}
+
+func (s *server) set(url string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.url = url
+}
+
+// post sends body to path on the current server; errors are the caller's
+// to shrug off (the server may be down).
+func (s *server) post(ctx context.Context, path, body string) (int, []byte, error) {
+	req, err := http.NewRequestWithContext(ctx, "POST", s.get()+path, strings.NewReader(body))
+	if err != nil {
+		return 0, nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+harness.Token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, raw, err
+}
+
+// TestExactlyOnceReactions has three competing workers answer each of
+// 1,000 orders with one invoice, written together with the acknowledgement
+// of the order's delivery and without any precondition, while workers drop
+// their streams at random and the server is killed with SIGKILL and
+// restarted twice: at the end there is exactly one invoice per order.
+func TestExactlyOnceReactions(t *testing.T) {
+	const orders = 1000
+	dir := t.TempDir()
+	args := []string{"run", "--api-token=" + harness.Token, "--data-directory=" + dir, "--http-enabled", "--https-enabled=false", "--http-port=0"}
+	inst := harness.Start(t, bin, args...)
+	srv := &server{url: inst.URL("http")}
+	var body strings.Builder
+	for i := range orders {
+		if i%250 == 0 {
+			body.Reset()
+			body.WriteString(`{"events":[`)
+		} else {
+			body.WriteString(",")
+		}
+		fmt.Fprintf(&body, `{"source":"https://shop","subject":"/orders/%d","type":"io.example.order-placed","data":{"n":%d}}`, i, i)
+		if i%250 == 249 {
+			body.WriteString("]}")
+			mustWrite(t, inst, body.String())
+		}
+	}
+	if r := inst.Do("POST", "/api/v1/create-subscription", harness.Token,
+		`{"subscription":"invoicing","subject":"/orders","options":{"recursive":true,"partitions":8,"maxInFlight":20,"acknowledgeTimeout":"2s"}}`); r.StatusCode != 200 {
+		t.Fatalf("create: %d %s", r.StatusCode, r.Body)
+	}
+
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	var wg sync.WaitGroup
+	var written, refused atomic.Int64
+	for w := range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := rand.New(rand.NewPCG(uint64(w), 7))
+			for ctx.Err() == nil {
+				work(ctx, srv, fmt.Sprintf("worker-%d", w), r, &written, &refused)
+				time.Sleep(50 * time.Millisecond) // reconnect
+			}
+		}()
+	}
+
+	for kill := range 2 {
+		time.Sleep(time.Duration(300+kill*200) * time.Millisecond)
+		if n := written.Load(); n == 0 || n >= orders {
+			t.Logf("kill %d with %d invoices written: not in the middle of the work", kill, n)
+		}
+		inst.Signal(syscall.SIGKILL)
+		inst.Wait(10 * time.Second)
+		inst = harness.Start(t, bin, args...)
+		srv.set(inst.URL("http"))
+	}
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		var info struct {
+			Lag      int `json:"lag"`
+			InFlight int `json:"inFlight"`
+			Parked   int `json:"parked"`
+		}
+		r := inst.Do("POST", "/api/v1/read-subscription", harness.Token, `{"subscription":"invoicing"}`)
+		if err := json.Unmarshal(r.Body, &info); err != nil {
+			t.Fatalf("read-subscription: %v %s", err, r.Body)
+		}
+		if info.Lag == 0 && info.InFlight == 0 {
+			if info.Parked != 0 {
+				t.Fatalf("%d orders parked", info.Parked)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not done: %+v", info)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	stop()
+	wg.Wait()
+
+	invoices := map[string]int{}
+	for _, l := range stream(t, inst, "/api/v1/read-events", `{"subject":"/invoices","options":{"recursive":true}}`) {
+		var e struct {
+			Subject string `json:"subject"`
+		}
+		if err := json.Unmarshal(l.Payload, &e); err != nil {
+			t.Fatal(err)
+		}
+		invoices[e.Subject]++
+	}
+	for i := range orders {
+		if n := invoices[fmt.Sprintf("/invoices/%d", i)]; n != 1 {
+			t.Fatalf("order %d has %d invoices (written %d, refused as stale %d)", i, n, written.Load(), refused.Load())
+		}
+	}
+	t.Logf("%d invoices written, %d reactions refused as stale", written.Load(), refused.Load())
+}
+
+// work consumes as name until the stream ends or the worker drops it, and
+// answers each delivery with an invoice written together with its
+// acknowledgement.
+func work(ctx context.Context, srv *server, name string, r *rand.Rand, written, refused *atomic.Int64) {
+	streamCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	req, err := http.NewRequestWithContext(streamCtx, "POST", srv.get()+"/api/v1/consume-subscription",
+		strings.NewReader(`{"subscription":"invoicing","consumer":"`+name+`"}`))
+	if err != nil {
+		return
+	}
+	req.Header.Set("Authorization", "Bearer "+harness.Token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return
+	}
+	defer resp.Body.Close()
+	drop := 20 + r.IntN(60) // deliveries before this worker drops its stream
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var l ndjsonLine
+		if json.Unmarshal(sc.Bytes(), &l) != nil || l.Type != "delivery" {
+			continue
+		}
+		var d delivery
+		var e struct {
+			Subject string `json:"subject"`
+		}
+		if json.Unmarshal(l.Payload, &d) != nil || json.Unmarshal(d.Event, &e) != nil {
+			continue
+		}
+		invoice := fmt.Sprintf(`{"events":[{"source":"https://billing","subject":"/invoices/%s","type":"io.example.invoiced","data":{}}],"acknowledge":{"subscription":"invoicing","deliveries":[%q]}}`,
+			strings.TrimPrefix(e.Subject, "/orders/"), d.Delivery)
+		status, _, err := srv.post(ctx, "/api/v1/write-events", invoice)
+		switch {
+		case err != nil:
+			return // the server went away; the delivery comes again if nothing was committed
+		case status == http.StatusOK:
+			written.Add(1)
+		case status == http.StatusConflict:
+			refused.Add(1) // the partition moved: another worker does it
+		}
+		if drop--; drop == 0 {
+			return
+		}
+	}
+}
