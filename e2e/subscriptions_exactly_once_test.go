@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/eventstore-service/eventstore/e2e/harness"
+	"github.com/eventstore-service/eventstore/modules/subscriptions"
 )
 
 // server is the instance the workers talk to, replaced at each restart.
@@ -197,6 +198,146 @@ func work(ctx context.Context, srv *server, name string, r *rand.Rand, written, 
 		}
 		if drop--; drop == 0 {
 			return
+		}
+	}
+}
+
+// TestSubscriptionsSurviveKills kills the server with SIGKILL ten times
+// while writers write and two consumers acknowledge: every event is settled
+// at least once, and none is delivered again after an acknowledgement of
+// it returned 200. A delivery of the acknowledged token's epoch may still
+// arrive after the 200: sent again on its timeout before the
+// acknowledgement, it was on its way; one of a later epoch (a move, a
+// restart) was sent after it, and would break the promise.
+func TestSubscriptionsSurviveKills(t *testing.T) {
+	dir := t.TempDir()
+	args := []string{"run", "--api-token=" + harness.Token, "--data-directory=" + dir, "--http-enabled", "--https-enabled=false", "--http-port=0"}
+	inst := harness.Start(t, bin, args...)
+	srv := &server{url: inst.URL("http")}
+	if r := inst.Do("POST", "/api/v1/create-subscription", harness.Token,
+		`{"subscription":"audit","subject":"/","options":{"recursive":true,"partitions":4,"acknowledgeTimeout":"1s"}}`); r.StatusCode != 200 {
+		t.Fatalf("create: %d %s", r.StatusCode, r.Body)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	var (
+		mu        sync.Mutex
+		acked     = map[string]uint64{} // event id → epoch of the token whose acknowledgement returned 200
+		violation string
+		written   atomic.Int64
+		wg        sync.WaitGroup
+	)
+	wg.Add(1)
+	go func() { // the writer
+		defer wg.Done()
+		for i := 0; ctx.Err() == nil; i++ {
+			body := fmt.Sprintf(`{"events":[{"source":"https://x","subject":"/s/%d","type":"io.example.x","data":{}}]}`, i%16)
+			if status, _, err := srv.post(ctx, "/api/v1/write-events", body); err == nil && status == 200 {
+				written.Add(1)
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+	}()
+	for w := range 2 {
+		wg.Add(1)
+		go func() { // a consumer
+			defer wg.Done()
+			for ctx.Err() == nil {
+				consumeAndAck(ctx, srv, fmt.Sprintf("c%d", w), func(id string, tok subscriptions.Token) {
+					mu.Lock()
+					defer mu.Unlock()
+					if epoch, ok := acked[id]; ok && tok.Epoch > epoch && violation == "" {
+						violation = fmt.Sprintf("event %s delivered again (epoch %d) after an acknowledgement of epoch %d returned 200", id, tok.Epoch, epoch)
+					}
+				}, func(id string, tok subscriptions.Token) {
+					mu.Lock()
+					defer mu.Unlock()
+					acked[id] = tok.Epoch
+				})
+				time.Sleep(20 * time.Millisecond)
+			}
+		}()
+	}
+	for range 10 {
+		time.Sleep(200 * time.Millisecond)
+		inst.Signal(syscall.SIGKILL)
+		inst.Wait(10 * time.Second)
+		inst = harness.Start(t, bin, args...)
+		srv.set(inst.URL("http"))
+	}
+	time.Sleep(200 * time.Millisecond)
+	stopWriting := written.Load()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		var info struct {
+			Lag      int `json:"lag"`
+			InFlight int `json:"inFlight"`
+		}
+		r := inst.Do("POST", "/api/v1/read-subscription", harness.Token, `{"subscription":"audit"}`)
+		if err := json.Unmarshal(r.Body, &info); err != nil {
+			t.Fatal(err)
+		}
+		if info.Lag == 0 && info.InFlight == 0 && written.Load() > stopWriting {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not settled: %+v", info)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	stop()
+	wg.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	if violation != "" {
+		t.Fatal(violation)
+	}
+	t.Logf("%d events written, %d acknowledged with a 200, through 10 kills", written.Load(), len(acked))
+	if len(acked) == 0 {
+		t.Fatal("nothing was acknowledged")
+	}
+}
+
+// consumeAndAck consumes as name until the stream ends, acknowledging each
+// delivery at once; delivered learns each event id received, acked each
+// one whose acknowledgement returned 200 with nothing stale.
+func consumeAndAck(ctx context.Context, srv *server, name string, delivered, acked func(id string, tok subscriptions.Token)) {
+	req, err := http.NewRequestWithContext(ctx, "POST", srv.get()+"/api/v1/consume-subscription",
+		strings.NewReader(`{"subscription":"audit","consumer":"`+name+`"}`))
+	if err != nil {
+		return
+	}
+	req.Header.Set("Authorization", "Bearer "+harness.Token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var l ndjsonLine
+		if json.Unmarshal(sc.Bytes(), &l) != nil || l.Type != "delivery" {
+			continue
+		}
+		var d delivery
+		var e struct {
+			ID string `json:"id"`
+		}
+		if json.Unmarshal(l.Payload, &d) != nil || json.Unmarshal(d.Event, &e) != nil {
+			continue
+		}
+		tok, err := subscriptions.ParseToken(d.Delivery)
+		if err != nil {
+			return
+		}
+		delivered(e.ID, tok)
+		status, body, err := srv.post(ctx, "/api/v1/acknowledge-deliveries", `{"subscription":"audit","deliveries":["`+d.Delivery+`"]}`)
+		if err != nil {
+			return
+		}
+		if status == 200 && strings.Contains(string(body), `"acknowledged":1`) {
+			acked(e.ID, tok)
 		}
 	}
 }
