@@ -229,6 +229,19 @@ func TestConsumeSettleAndReactExactlyOnce(t *testing.T) {
 	if info["inFlight"] != float64(0) || info["parked"] != float64(0) || info["lag"] != float64(0) {
 		t.Fatalf("after the work: %v", info)
 	}
+	m := metrics(t, inst)
+	for series, want := range map[string]float64{
+		`eventstore_subscription_deliveries_total{outcome="acknowledged",subscription="billing"}`: 3, // one, the reaction, the replay
+		`eventstore_subscription_deliveries_total{outcome="parked",subscription="billing"}`:       1,
+		`eventstore_subscription_deliveries_total{outcome="stale",subscription="billing"}`:        1,
+		`eventstore_subscription_consumers{subscription="billing"}`:                               1,
+		`eventstore_subscription_lag_events{subscription="billing"}`:                              0,
+		`eventstore_subscription_in_flight{subscription="billing"}`:                               0,
+	} {
+		if got, ok := m[series]; !ok || got != want {
+			t.Errorf("%s = %v (present %v), want %v", series, got, ok, want)
+		}
+	}
 }
 
 // TestSubscriptionsSurviveARestart: the unsettled deliveries come again,

@@ -27,7 +27,7 @@ var Module = fx.Module("eventapi",
 		newAPI,
 		httpserver.AsRoutes(func(a *API) []httpkit.Route { return a.Routes() }),
 	),
-	fx.Invoke(registerPoolGauge),
+	fx.Invoke(registerPoolGauge, registerSubscriptionMetrics),
 	lifecycle.Requires[*subscriptions.Manager](), // loaded before the service runs
 )
 

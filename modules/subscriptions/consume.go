@@ -142,6 +142,7 @@ func (m *Manager) Poll(ctx context.Context, c *Consumer) ([]Delivered, error) {
 	now := m.now()
 	view := m.store.View()
 	var out []Delivered
+	parkedCount := 0
 	_, err := sub.commit(ctx, m.store, store.Request{InReadOnly: true}, owned, func() ([]store.Change, error) {
 		var parkedChanges []store.Change
 		for _, i := range owned {
@@ -157,6 +158,7 @@ func (m *Manager) Poll(ctx context.Context, c *Consumer) ([]Delivered, error) {
 			for _, pk := range parked {
 				parkedChanges = append(parkedChanges, parkChange(sub.def.Name, p.Index, pk))
 			}
+			parkedCount += len(parked)
 		}
 		fresh, err := sub.scan(view, owned, now)
 		out = append(out, fresh...)
@@ -165,6 +167,10 @@ func (m *Manager) Poll(ctx context.Context, c *Consumer) ([]Delivered, error) {
 	if err != nil {
 		return nil, err
 	}
+	for _, i := range owned {
+		sub.outcomes.TimedOut += uint64(sub.parts[i].TakeTimeouts())
+	}
+	sub.outcomes.Parked += uint64(parkedCount)
 	return out, nil
 }
 

@@ -30,7 +30,7 @@
 // Parked events may be replayed: delivered once more, ahead of new events,
 // apart from the floor.
 //
-// Package eventapi serves it (docs/api.md §4.14) in Pebble mode. Not yet:
-// backups of subscriptions, metrics, the console, the CLI and the client
-// package, and PostgreSQL mode (leases).
+// Package eventapi serves it (docs/api.md §4.14) in Pebble mode, with its
+// metrics. Not yet: backups of subscriptions, the console, the CLI and the
+// client package, and PostgreSQL mode (leases).
 package subscriptions

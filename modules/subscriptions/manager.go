@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -47,6 +48,12 @@ type subscription struct {
 	parts     []*Partition
 	consumers []*Consumer // in the order they connected
 	deleted   bool
+	outcomes  Outcomes // since the process started
+}
+
+// Outcomes count what became of a subscription's deliveries.
+type Outcomes struct {
+	Acknowledged, Retried, TimedOut, Parked, Stale uint64
 }
 
 // Consumer is one connected consumer of a subscription.
@@ -291,6 +298,53 @@ type Info struct {
 	Partitions []PartitionInfo
 }
 
+// Counts are the figures of a subscription for metrics.
+type Counts struct {
+	Name      string
+	Consumers int
+	InFlight  int
+	Parked    int
+	Outcomes  Outcomes
+}
+
+// Counts returns the figures of every subscription, by name, without
+// reading the log (the lag is Lag's).
+func (m *Manager) Counts() ([]Counts, error) {
+	m.mu.Lock()
+	subs := make([]*subscription, 0, len(m.subs))
+	for _, sub := range m.subs {
+		subs = append(subs, sub)
+	}
+	m.mu.Unlock()
+	slices.SortFunc(subs, func(a, b *subscription) int { return strings.Compare(a.def.Name, b.def.Name) })
+	out := make([]Counts, 0, len(subs))
+	for _, sub := range subs {
+		sub.mu.Lock()
+		c := Counts{Name: sub.def.Name, Consumers: len(sub.consumers), Outcomes: sub.outcomes}
+		for _, p := range sub.parts {
+			c.InFlight += len(p.inFlight) + len(p.replays)
+		}
+		sub.mu.Unlock()
+		parked, err := m.countParked(sub.def.Name)
+		if err != nil {
+			return nil, err
+		}
+		c.Parked = parked
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// countParked counts the parked events of the subscription name.
+func (m *Manager) countParked(name string) (int, error) {
+	n := 0
+	it := m.store.States(spaceParked, name+"/")
+	for it.Next() {
+		n++
+	}
+	return n, it.Close()
+}
+
 // ConsumerInfo describes a connected consumer.
 type ConsumerInfo struct {
 	Name        string
@@ -360,11 +414,9 @@ func (m *Manager) info(sub *subscription) (Info, error) {
 		}
 		info.Consumers = append(info.Consumers, ci)
 	}
-	it := m.store.States(spaceParked, sub.def.Name+"/")
-	for it.Next() {
-		info.Parked++
-	}
-	return info, it.Close()
+	var err error
+	info.Parked, err = m.countParked(sub.def.Name)
+	return info, err
 }
 
 // end ends the consumer with err; the caller holds its subscription's lock.

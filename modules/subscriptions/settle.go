@@ -114,9 +114,21 @@ func (m *Manager) Settle(ctx context.Context, s Settle) (Settled, error) {
 		}
 		return extra, nil
 	})
+	if errors.Is(err, ErrNotHeld) {
+		sub.outcomes.Stale += uint64(len(out.Stale))
+	}
 	if err != nil {
 		return Settled{}, err
 	}
+	switch s.Action {
+	case Acknowledge:
+		sub.outcomes.Acknowledged += uint64(out.Done)
+	case Retry:
+		sub.outcomes.Retried += uint64(out.Done)
+	case Park:
+		sub.outcomes.Parked += uint64(out.Done)
+	}
+	sub.outcomes.Stale += uint64(len(out.Stale))
 	out.Records = records
 	return out, nil
 }

@@ -47,6 +47,15 @@ type Partition struct {
 	settled  []uint64   // settled ids at or above floor, ascending
 	inFlight []Delivery // ascending by EventID
 	replays  []Delivery // parked events sent once more, ascending by EventID; apart from the floor
+	timedOut int        // deliveries sent again on their timeout since TakeTimeouts
+}
+
+// TakeTimeouts returns how many deliveries were sent again on their
+// timeout since it was last called.
+func (p *Partition) TakeTimeouts() int {
+	n := p.timedOut
+	p.timedOut = 0
+	return n
 }
 
 // Errors of Deliver.
@@ -186,6 +195,7 @@ func (p *Partition) due(list []Delivery, now time.Time, again []Delivery, parked
 			d.Attempt++
 			d.Due, d.Resend = now.Add(p.opts.AcknowledgeTimeout), false
 			again = append(again, d)
+			p.timedOut++
 		}
 		kept = append(kept, d)
 	}
