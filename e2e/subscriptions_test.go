@@ -279,3 +279,96 @@ func TestSubscriptionsInPostgresMode(t *testing.T) {
 	checkError(t, nodes.Do("POST", "/api/v1/write-events", harness.Token, `{"events":[{"source":"https://x","subject":"/a","type":"io.example.x","data":{}}],"acknowledge":{"subscription":"s","deliveries":["x"]}}`),
 		501, "not implemented: subscriptions in PostgreSQL mode")
 }
+
+// TestRebalancing grows the consumers of 16 partitions from 1 to 4 and
+// shrinks them to 2: after each change the assignments cover the
+// partitions once with shares that differ by at most one, and between two
+// of its assignments every consumer receives each subject's events in id
+// order (a partition that comes back is sent again from its first
+// unsettled event).
+func TestRebalancing(t *testing.T) {
+	inst := startPebble(t)
+	var body []string
+	for i := range 64 {
+		body = append(body, fmt.Sprintf("/orders/%d", i%32), "io.example.placed")
+	}
+	mustWrite(t, inst, candidates(body...))
+	if r := inst.Do("POST", "/api/v1/create-subscription", harness.Token,
+		`{"subscription":"s","subject":"/orders","options":{"recursive":true,"partitions":16,"maxInFlight":1000}}`); r.StatusCode != 200 {
+		t.Fatalf("create: %d %s", r.StatusCode, r.Body)
+	}
+	consumers := map[string]*consumer{}
+	shares := func() map[string]int {
+		info := subscriptionOf(t, inst, "s")
+		out := map[string]int{}
+		for _, p := range info["partitions"].([]any) {
+			owner, _ := p.(map[string]any)["consumer"].(string)
+			out[owner]++
+		}
+		return out
+	}
+	check := func(n int) {
+		t.Helper()
+		waitUntil(t, 5*time.Second, func() bool {
+			s := shares()
+			lo, hi, total := 16, 0, 0
+			for name := range consumers {
+				lo, hi, total = min(lo, s[name]), max(hi, s[name]), total+s[name]
+			}
+			return len(consumers) == n && total == 16 && hi-lo <= 1
+		})
+	}
+	lastID := map[string]map[string]int{} // consumer → subject → last id received
+	drain := func() {
+		for name, c := range consumers {
+			for {
+				select {
+				case l, ok := <-c.lines:
+					if !ok {
+						t.Fatalf("the stream of %s ended", name)
+					}
+					if l.Type == "assignment" {
+						lastID[name] = map[string]int{}
+					}
+					if l.Type != "delivery" {
+						continue
+					}
+					var d delivery
+					var e struct {
+						ID      string `json:"id"`
+						Subject string `json:"subject"`
+					}
+					if json.Unmarshal(l.Payload, &d) != nil || json.Unmarshal(d.Event, &e) != nil {
+						t.Fatalf("delivery %s", l.Payload)
+					}
+					var id int
+					fmt.Sscan(e.ID, &id)
+					if lastID[name] == nil {
+						lastID[name] = map[string]int{}
+					}
+					if last, ok := lastID[name][e.Subject]; ok && id <= last {
+						t.Fatalf("%s got %s event %d after %d", name, e.Subject, id, last)
+					}
+					lastID[name][e.Subject] = id
+					continue
+				case <-time.After(200 * time.Millisecond):
+				}
+				break
+			}
+		}
+	}
+	consumers["c0"] = consume(t, inst, "s", "c0")
+	check(1)
+	drain()
+	for _, name := range []string{"c1", "c2", "c3"} {
+		consumers[name] = consume(t, inst, "s", name)
+	}
+	check(4)
+	drain()
+	for _, name := range []string{"c0", "c3"} {
+		consumers[name].cancel()
+		delete(consumers, name)
+	}
+	check(2)
+	drain()
+}
