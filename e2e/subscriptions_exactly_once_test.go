@@ -157,10 +157,37 @@ func TestExactlyOnceReactions(t *testing.T) {
 // answers each delivery with an invoice written together with its
 // acknowledgement.
 func work(ctx context.Context, srv *server, name string, r *rand.Rand, written, refused *atomic.Int64) {
+	drop := 20 + r.IntN(60) // deliveries before this worker drops its stream
+	deliveries(ctx, srv, "invoicing", name, func(d delivery, e streamedEvent) bool {
+		invoice := fmt.Sprintf(`{"events":[{"source":"https://billing","subject":"/invoices/%s","type":"io.example.invoiced","data":{}}],"acknowledge":{"subscription":"invoicing","deliveries":[%q]}}`,
+			strings.TrimPrefix(e.Subject, "/orders/"), d.Delivery)
+		status, _, err := srv.post(ctx, "/api/v1/write-events", invoice)
+		switch {
+		case err != nil:
+			return false // the server went away; the delivery comes again if nothing was committed
+		case status == http.StatusOK:
+			written.Add(1)
+		case status == http.StatusConflict:
+			refused.Add(1) // the partition moved: another worker does it
+		}
+		drop--
+		return drop > 0
+	})
+}
+
+// streamedEvent is what the tests read of a delivered event.
+type streamedEvent struct {
+	ID      string `json:"id"`
+	Subject string `json:"subject"`
+}
+
+// deliveries consumes subscription as name on the current server and calls
+// fn with each delivery until fn returns false or the stream ends.
+func deliveries(ctx context.Context, srv *server, subscription, name string, fn func(d delivery, e streamedEvent) bool) {
 	streamCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	req, err := http.NewRequestWithContext(streamCtx, "POST", srv.get()+"/api/v1/consume-subscription",
-		strings.NewReader(`{"subscription":"invoicing","consumer":"`+name+`"}`))
+		strings.NewReader(fmt.Sprintf(`{"subscription":%q,"consumer":%q}`, subscription, name)))
 	if err != nil {
 		return
 	}
@@ -170,7 +197,6 @@ func work(ctx context.Context, srv *server, name string, r *rand.Rand, written, 
 		return
 	}
 	defer resp.Body.Close()
-	drop := 20 + r.IntN(60) // deliveries before this worker drops its stream
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
@@ -179,24 +205,11 @@ func work(ctx context.Context, srv *server, name string, r *rand.Rand, written, 
 			continue
 		}
 		var d delivery
-		var e struct {
-			Subject string `json:"subject"`
-		}
+		var e streamedEvent
 		if json.Unmarshal(l.Payload, &d) != nil || json.Unmarshal(d.Event, &e) != nil {
 			continue
 		}
-		invoice := fmt.Sprintf(`{"events":[{"source":"https://billing","subject":"/invoices/%s","type":"io.example.invoiced","data":{}}],"acknowledge":{"subscription":"invoicing","deliveries":[%q]}}`,
-			strings.TrimPrefix(e.Subject, "/orders/"), d.Delivery)
-		status, _, err := srv.post(ctx, "/api/v1/write-events", invoice)
-		switch {
-		case err != nil:
-			return // the server went away; the delivery comes again if nothing was committed
-		case status == http.StatusOK:
-			written.Add(1)
-		case status == http.StatusConflict:
-			refused.Add(1) // the partition moved: another worker does it
-		}
-		if drop--; drop == 0 {
+		if !fn(d, e) {
 			return
 		}
 	}
@@ -302,42 +315,19 @@ func TestSubscriptionsSurviveKills(t *testing.T) {
 // delivery at once; delivered learns each event id received, acked each
 // one whose acknowledgement returned 200 with nothing stale.
 func consumeAndAck(ctx context.Context, srv *server, name string, delivered, acked func(id string, tok subscriptions.Token)) {
-	req, err := http.NewRequestWithContext(ctx, "POST", srv.get()+"/api/v1/consume-subscription",
-		strings.NewReader(`{"subscription":"audit","consumer":"`+name+`"}`))
-	if err != nil {
-		return
-	}
-	req.Header.Set("Authorization", "Bearer "+harness.Token)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return
-	}
-	defer resp.Body.Close()
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		var l ndjsonLine
-		if json.Unmarshal(sc.Bytes(), &l) != nil || l.Type != "delivery" {
-			continue
-		}
-		var d delivery
-		var e struct {
-			ID string `json:"id"`
-		}
-		if json.Unmarshal(l.Payload, &d) != nil || json.Unmarshal(d.Event, &e) != nil {
-			continue
-		}
+	deliveries(ctx, srv, "audit", name, func(d delivery, e streamedEvent) bool {
 		tok, err := subscriptions.ParseToken(d.Delivery)
 		if err != nil {
-			return
+			return false
 		}
 		delivered(e.ID, tok)
 		status, body, err := srv.post(ctx, "/api/v1/acknowledge-deliveries", `{"subscription":"audit","deliveries":["`+d.Delivery+`"]}`)
 		if err != nil {
-			return
+			return false
 		}
 		if status == 200 && strings.Contains(string(body), `"acknowledged":1`) {
 			acked(e.ID, tok)
 		}
-	}
+		return true
+	})
 }
