@@ -269,6 +269,8 @@ func (a *acked) check(t *testing.T, b *Backend) {
 
 // writeLoop runs fn(w, i) for i = 0, 1, … in n goroutines until stop, or
 // until fn returns false; stop waits for them (and may be called again).
+// It is storetest.Loop, which this test of the package itself cannot
+// import: storetest imports pgstore.
 func writeLoop(n int, fn func(w, i int) bool) (stop func()) {
 	var wg sync.WaitGroup
 	stopped := make(chan struct{})
