@@ -26,6 +26,7 @@ func backupCommand() *cli.Command {
 		Flags: append(remoteFlags(),
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "the backup file to write"},
 			&cli.BoolFlag{Name: "without-schemas", Usage: "leave the schemas out: event lines only (as the Merkle tool of the ecosystem reads them)"},
+			&cli.BoolFlag{Name: "with-subscriptions", Usage: "add the subscriptions with their positions (the ecosystem's tools reject such lines)"},
 		),
 		Action: runBackup,
 	}
@@ -47,10 +48,7 @@ func runBackup(c *cli.Context) error {
 		return usageError(err)
 	}
 	failed := func(err error) error { return cli.Exit("eventstore: backup: "+err.Error(), lifecycle.ExitFailure) }
-	body := "{}"
-	if c.Bool("without-schemas") {
-		body = `{"schemas":false}`
-	}
+	body := fmt.Sprintf(`{"schemas":%t,"subscriptions":%t}`, !c.Bool("without-schemas"), c.Bool("with-subscriptions"))
 	start := time.Now()
 	resp, err := r.do(c.Context, http.MethodPost, "/api/v1/backup", strings.NewReader(body))
 	if err != nil {
@@ -68,14 +66,14 @@ func runBackup(c *cli.Context) error {
 	}
 	defer os.Remove(tmp.Name()) // gone by the rename when all went well
 	progress := newProgress(c.App.ErrWriter, "received", "events", int64(want))
-	events, schemas, lastHash, err := copyBackup(tmp, resp.Body, progress.update)
+	got, err := copyBackup(tmp, resp.Body, progress.update)
 	progress.finish()
 	switch {
 	case err != nil:
-	case events != want:
-		err = fmt.Errorf("the service announced %d events and sent %d: the backup is incomplete", want, events)
-	case events > 0 && lastHash != headHash:
-		err = fmt.Errorf("the last event's hash %s is not the announced head hash %s", lastHash, headHash)
+	case got.events != want:
+		err = fmt.Errorf("the service announced %d events and sent %d: the backup is incomplete", want, got.events)
+	case got.events > 0 && got.lastHash != headHash:
+		err = fmt.Errorf("the last event's hash %s is not the announced head hash %s", got.lastHash, headHash)
 	}
 	if err == nil {
 		err = tmp.Sync()
@@ -92,15 +90,27 @@ func runBackup(c *cli.Context) error {
 	if err != nil {
 		return failed(err)
 	}
-	fmt.Fprintf(c.App.Writer, "eventstore: backed up %d events and %d schemas to %s in %s (head hash %s)\n",
-		events, schemas, output, time.Since(start).Round(time.Millisecond), headHash)
+	what := fmt.Sprintf("%d events and %d schemas", got.events, got.schemas)
+	if c.Bool("with-subscriptions") {
+		what = fmt.Sprintf("%d events, %d schemas and %d subscriptions", got.events, got.schemas, got.subscriptions)
+	}
+	fmt.Fprintf(c.App.Writer, "eventstore: backed up %s to %s in %s (head hash %s)\n",
+		what, output, time.Since(start).Round(time.Millisecond), headHash)
 	return nil
 }
 
-// copyBackup copies the lines of a backup stream to w, counting event and
-// schema lines and remembering the last event's hash; an error line ends
-// it with that error.
-func copyBackup(w io.Writer, stream io.Reader, progress func(int64)) (events uint64, schemas int, lastHash string, err error) {
+// backupCounts are what a backup stream held: its lines by type and the
+// last event's hash.
+type backupCounts struct {
+	events                 uint64
+	schemas, subscriptions int
+	lastHash               string
+}
+
+// copyBackup copies the lines of a backup stream to w, counting them by
+// type and remembering the last event's hash; an error line ends it with
+// that error.
+func copyBackup(w io.Writer, stream io.Reader, progress func(int64)) (got backupCounts, err error) {
 	in := bufio.NewReaderSize(stream, 1<<20)
 	out := bufio.NewWriterSize(w, 1<<20)
 	const hashEnd = `"}}` // an event line ends in "hash":"<64 hex>"}}
@@ -113,22 +123,24 @@ func copyBackup(w io.Writer, stream io.Reader, progress func(int64)) (events uin
 		}
 		switch {
 		case len(line) == 0 && readErr == io.EOF:
-			return events, schemas, lastHash, out.Flush()
+			return got, out.Flush()
 		case readErr != nil:
-			return events, schemas, lastHash, fmt.Errorf("the stream broke off after %d events: %w", events, readErr)
+			return got, fmt.Errorf("the stream broke off after %d events: %w", got.events, readErr)
 		case bytes.HasPrefix(line, []byte(`{"type":"event"`)):
-			events++
+			got.events++
 			if end := len(line) - 1 - len(hashEnd); end >= 64 {
-				lastHash = string(line[end-64 : end])
+				got.lastHash = string(line[end-64 : end])
 			}
-			progress(int64(events))
+			progress(int64(got.events))
 		case bytes.HasPrefix(line, []byte(`{"type":"schema"`)):
-			schemas++
+			got.schemas++
+		case bytes.HasPrefix(line, []byte(`{"type":"subscription"`)):
+			got.subscriptions++
 		default:
-			return events, schemas, lastHash, fmt.Errorf("the service ended the backup with %s", bytes.TrimSpace(line))
+			return got, fmt.Errorf("the service ended the backup with %s", bytes.TrimSpace(line))
 		}
 		if _, err := out.Write(line); err != nil {
-			return events, schemas, lastHash, err
+			return got, err
 		}
 	}
 }

@@ -85,8 +85,12 @@ func runRestore(c *cli.Context) error {
 	case err != nil:
 		return failed(err)
 	}
-	fmt.Fprintf(c.App.Writer, "eventstore: restored %d events and %d schemas in %s (head hash %s)\n",
-		restored.Events, restored.Schemas, time.Since(start).Round(time.Millisecond), restored.HeadHash)
+	what := fmt.Sprintf("%d events and %d schemas", restored.Events, restored.Schemas)
+	if restored.States > 0 {
+		what = fmt.Sprintf("%d events, %d schemas and %d subscriptions", restored.Events, restored.Schemas, restored.States)
+	}
+	fmt.Fprintf(c.App.Writer, "eventstore: restored %s in %s (head hash %s)\n",
+		what, time.Since(start).Round(time.Millisecond), restored.HeadHash)
 	return nil
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/eventstore-service/eventstore/modules/store"
 	"github.com/eventstore-service/eventstore/modules/store/restore"
 	"github.com/eventstore-service/eventstore/modules/store/storetest"
+	"github.com/eventstore-service/eventstore/modules/subscriptions"
 )
 
 // storeWithEvents returns a store of varied events: trace fields,
@@ -218,5 +219,123 @@ func TestLineLongerThanAnyValidOne(t *testing.T) {
 	}
 	if in.read > limits.MaxLine()+2<<20 {
 		t.Fatalf("read %d bytes of an endless line, the limit is %d", in.read, limits.MaxLine())
+	}
+}
+
+// withSubscription returns a backup of s with one schema line and the line
+// of a subscription of /books with 2 partitions, settled up to event 11 in
+// both.
+func withSubscription(t *testing.T, s *store.Store) ([]string, subscriptions.Info) {
+	t.Helper()
+	m := subscriptions.NewManager(s, 10)
+	if err := m.Load(); err != nil {
+		t.Fatal(err)
+	}
+	d := subscriptions.Definition{Name: "billing", Subject: "/books", Options: subscriptions.Defaults()}
+	d.Options.Recursive, d.Options.Partitions, d.Options.MaxInFlight = true, 2, 12
+	d.Options.EventTypes = []string{"io.example.thing"}
+	if _, err := m.Create(context.Background(), d); err != nil {
+		t.Fatal(err)
+	}
+	c, err := m.Connect(context.Background(), "billing", "w1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	delivered, err := m.Poll(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tokens []subscriptions.Token
+	for _, d := range delivered {
+		if d.Token.EventID <= 11 {
+			tokens = append(tokens, d.Token)
+		}
+	}
+	if settled, err := m.Settle(context.Background(), subscriptions.Settle{Subscription: "billing", Tokens: tokens}); err != nil || settled.Done != 12 {
+		t.Fatalf("settled %+v of %d deliveries: %v", settled, len(delivered), err)
+	}
+	info, err := m.Get("billing")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append(backupLines(t, s), string(subscriptions.AppendBackup(nil, info, s.Durable()))), info
+}
+
+func TestRestoreSubscriptions(t *testing.T) {
+	lines, info := withSubscription(t, storeWithEvents(t))
+	if got := lines[len(lines)-1]; !strings.HasPrefix(got, `{"type":"subscription","payload":{"subscription":"billing","subject":"/books","options":{"recursive":true,"eventTypes":["io.example.thing"],"start":"beginning","partitions":2,"maxInFlight":12,"acknowledgeTimeout":"30s","maxDeliveries":10},"partitions":[{"partition":0,"position":"`) {
+		t.Fatalf("subscription line: %s", got)
+	}
+	target := storetest.Start(t, storetest.PebbleAt(t.TempDir(), nil))
+	defer storetest.Close(t, target)
+	restored, err := restore.Into(context.Background(), target, backup.NewReader(strings.NewReader(strings.Join(lines, "")), backup.Limits{MaxEventSize: 1 << 20, MaxSchemaSize: 1 << 20}), restore.Hooks{}, zap.NewNop())
+	if err != nil || restored.Events != 30 || restored.Schemas != 1 || restored.States != 1 {
+		t.Fatalf("restored %+v: %v", restored, err)
+	}
+	m := subscriptions.NewManager(target, 10)
+	if err := m.Load(); err != nil {
+		t.Fatal(err)
+	}
+	got, err := m.Get("billing")
+	if err != nil || !got.Definition.Same(info.Definition) || got.InFlight != 0 {
+		t.Fatalf("restored subscription %+v: %v", got, err)
+	}
+	for i, p := range got.Partitions {
+		if want := info.Partitions[i]; p.HasPosition != want.HasPosition || p.Position != want.Position || p.Epoch != 0 {
+			t.Fatalf("partition %d restored as %+v, backed up as %+v", i, p, want)
+		}
+	}
+	c, err := m.Connect(context.Background(), "billing", "w2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	delivered, err := m.Poll(context.Background(), c)
+	if err != nil || len(delivered) != 18 || delivered[0].Token.EventID <= 11 {
+		t.Fatalf("after the restore %d deliveries, the first %+v: %v", len(delivered), delivered, err)
+	}
+}
+
+func TestBadSubscriptionLinesAreRefused(t *testing.T) {
+	lines, _ := withSubscription(t, storeWithEvents(t))
+	sub := lines[len(lines)-1]
+	edit := func(old, new string) []string {
+		return append(append([]string(nil), lines[:len(lines)-1]...), regexp.MustCompile(old).ReplaceAllString(sub, new))
+	}
+	cases := []struct {
+		name   string
+		lines  []string
+		line   int
+		detail string
+	}{
+		{"an event after a subscription", append(append(append([]string(nil), lines[:29]...), sub), lines[29]), 31, "an event after the subscriptions"},
+		{"a schema after a subscription", append(append(append([]string(nil), lines[:30]...), sub), lines[30]), 32, "a schema after the subscriptions"},
+		{"a position beyond the events", edit(`"position":"11"`, `"position":"30"`), 32, "at event 30, beyond the backup's events"},
+		{"an invalid position", edit(`"position":"11"`, `"position":"x"`), 32, "invalid position 'x'"},
+		{"an unknown option", edit(`"maxDeliveries":10`, `"maxDeliveries":10,"color":1`), 32, "malformed options"},
+		{"an invalid option", edit(`"partitions":2`, `"partitions":0`), 32, "partitions must be 1 to 1024"},
+		{"a partition missing", edit(`\{"partition":0,"position":"\d+"\},`, ``), 32, "1 partitions listed, 2 defined"},
+		{"a partition twice", edit(`{"partition":1,`, `{"partition":0,`), 32, "partition 0 listed twice"},
+		{"an invalid name", edit(`"subscription":"billing"`, `"subscription":"a/b"`), 32, "invalid name"},
+		{"an unknown member", edit(`"subject":"/books"`, `"subject":"/books","lag":3`), 32, "malformed subscription line"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := readAll(strings.Join(tc.lines, ""))
+			var backupErr *restore.BackupError
+			if !errors.As(err, &backupErr) || backupErr.Line != tc.line || !strings.Contains(backupErr.Detail, tc.detail) {
+				t.Fatalf("error %v, want line %d: …%s…", err, tc.line, tc.detail)
+			}
+		})
+	}
+	twice := append(append([]string(nil), lines...), sub)
+	target := storetest.Start(t, storetest.PebbleAt(t.TempDir(), nil))
+	defer storetest.Close(t, target)
+	_, err := restore.Into(context.Background(), target, backup.NewReader(strings.NewReader(strings.Join(twice, "")), backup.Limits{MaxEventSize: 1 << 20, MaxSchemaSize: 1 << 20}), restore.Hooks{}, zap.NewNop())
+	var backupErr *restore.BackupError
+	if !errors.As(err, &backupErr) || backupErr.Line != 33 || !strings.Contains(backupErr.Detail, "subscriptions billing appears twice") {
+		t.Fatalf("a subscription twice: %v", err)
+	}
+	if target.Durable() != 0 {
+		t.Fatal("a refused restore left events")
 	}
 }

@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/eventstore-service/eventstore/modules/event"
 	"github.com/eventstore-service/eventstore/modules/jsonscan"
 	"github.com/eventstore-service/eventstore/modules/store"
 	"github.com/eventstore-service/eventstore/modules/store/restore"
+	"github.com/eventstore-service/eventstore/modules/subscriptions"
 )
 
 // Limits bound what the lines of a backup may hold, as the service bounds
@@ -52,6 +54,7 @@ type Reader struct {
 	prevHash     []byte
 	prevTime     string
 	schemas      bool // a schema line was read: no event may follow
+	subs         bool // a subscription line was read: no event or schema may follow
 	buf          []byte
 	record       []byte // the record of the last event, reused
 	lineType     []byte
@@ -133,7 +136,7 @@ func (r *Reader) parse(line []byte) (restore.Item, error) {
 			lineType = append(lineType[:0], t...)
 			return err
 		case "payload":
-			if string(lineType) == "event" && !r.schemas {
+			if string(lineType) == "event" && !r.schemas && !r.subs {
 				f, eventErr = r.fields()
 				if eventErr != nil {
 					return errStop
@@ -158,6 +161,9 @@ func (r *Reader) parse(line []byte) (restore.Item, error) {
 	}
 	switch string(lineType) {
 	case "event":
+		if r.subs {
+			return restore.Item{}, errors.New("an event after the subscriptions")
+		}
 		if r.schemas {
 			return restore.Item{}, errors.New("an event after the schemas")
 		}
@@ -170,9 +176,16 @@ func (r *Reader) parse(line []byte) (restore.Item, error) {
 		w, err := r.event(f)
 		return restore.Item{Event: w}, err
 	case "schema":
+		if r.subs {
+			return restore.Item{}, errors.New("a schema after the subscriptions")
+		}
 		r.schemas = true
 		sw, err := r.schema(payload)
 		return restore.Item{Schema: sw}, err
+	case "subscription":
+		r.subs = true
+		state, err := subscriptions.FromBackup(payload, r.next, time.Now())
+		return restore.Item{State: state}, err
 	case "error":
 		return restore.Item{}, fmt.Errorf("an error line: the backup ended with an error: %s", payload)
 	}

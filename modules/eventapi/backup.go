@@ -3,6 +3,7 @@ package eventapi
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/eventstore-service/eventstore/modules/jsonscan"
 	"github.com/eventstore-service/eventstore/modules/store"
 	"github.com/eventstore-service/eventstore/modules/store/restore"
+	"github.com/eventstore-service/eventstore/modules/subscriptions"
 )
 
 // Paths of the backup and restore endpoints.
@@ -22,7 +24,8 @@ const (
 
 // backupEvents is POST /api/v1/backup: a consistent snapshot as NDJSON,
 // every event durable when the request arrived, then (unless the body says
-// "schemas":false) every schema registered then. The headers tell how many
+// "schemas":false) every schema registered then, then (if it says
+// "subscriptions":true) every subscription with its positions then. The headers tell how many
 // event lines follow and the hash of the last, so that a client can tell a
 // complete backup from a cut one. Writes go on meanwhile.
 func (a *API) backupEvents(w http.ResponseWriter, r *http.Request) {
@@ -32,7 +35,8 @@ func (a *API) backupEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var opts struct {
-		Schemas *bool `json:"schemas"`
+		Schemas       *bool `json:"schemas"`
+		Subscriptions bool  `json:"subscriptions"`
 	}
 	if err := httpkit.DecodeJSON(body, &opts); err != nil {
 		httpkit.WriteError(w, err)
@@ -57,6 +61,13 @@ func (a *API) backupEvents(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Eventstore-Backup-Events", strconv.FormatUint(n, 10))
 	w.Header().Set("Eventstore-Backup-Head-Hash", headHash)
 	withSchemas := opts.Schemas == nil || *opts.Schemas
+	var subs []subscriptions.Info // as they are now, the moment of the snapshot
+	if opts.Subscriptions && a.subs != nil {
+		if subs, err = a.subs.List(); err != nil {
+			httpkit.WriteError(w, a.ReadError(err))
+			return
+		}
+	}
 	stream := a.startStream(w, r)
 	defer stream.end()
 	readErr, ended := stream.pump(newLinePipe(), func(ctx context.Context, put putFunc) error {
@@ -85,6 +96,11 @@ func (a *API) backupEvents(w http.ResponseWriter, r *http.Request) {
 				if err := put(0, backup.AppendSchema(line[:0], sw.Type, sw.Raw)); err != nil {
 					return err
 				}
+			}
+		}
+		for _, info := range subs {
+			if err := put(0, subscriptions.AppendBackup(line[:0], info, n)); err != nil {
+				return err
 			}
 		}
 		return nil
@@ -128,6 +144,12 @@ func (a *API) restoreBackup(w http.ResponseWriter, r *http.Request) {
 		apiErr    *httpkit.Error
 	)
 	switch {
+	case err == nil && restored.States > 0 && a.subs != nil:
+		if err := a.subs.Load(); err != nil {
+			httpkit.RefuseBody(w, r, a.StoreError(fmt.Errorf("load the restored subscriptions: %w", err)))
+			return
+		}
+		fallthrough
 	case err == nil:
 		httpkit.WriteJSON(w, struct {
 			Events   uint64 `json:"events"`

@@ -106,60 +106,10 @@ func checkName(name string) error {
 	return nil
 }
 
-// wireStart is the start of a subscription on the wire: "beginning",
-// "end" or {"afterEventId":"<id>"}.
-func decodeStart(raw json.RawMessage) (subscriptions.Start, error) {
-	if len(raw) == 0 || string(raw) == "null" {
-		return subscriptions.Start{}, nil
-	}
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		switch s {
-		case "beginning":
-			return subscriptions.Start{}, nil
-		case "end":
-			return subscriptions.Start{Kind: subscriptions.FromEnd}, nil
-		}
-		return subscriptions.Start{}, badRequest("invalid request: unknown start %s, expected 'beginning', 'end' or {\"afterEventId\":…}", event.Quote(s))
-	}
-	var after struct {
-		AfterEventID *string `json:"afterEventId"`
-	}
-	if err := httpkit.DecodeJSON(raw, &after); err != nil || after.AfterEventID == nil {
-		return subscriptions.Start{}, badRequest("invalid request: start must be 'beginning', 'end' or {\"afterEventId\":…}")
-	}
-	id, ok := event.ParseID(*after.AfterEventID)
-	if !ok {
-		return subscriptions.Start{}, badRequest("invalid event id: %s", event.Quote(*after.AfterEventID))
-	}
-	return subscriptions.Start{Kind: subscriptions.AfterEvent, EventID: id}, nil
-}
-
-// encodeStart is decodeStart's inverse.
-func encodeStart(s subscriptions.Start) any {
-	switch s.Kind {
-	case subscriptions.FromEnd:
-		return "end"
-	case subscriptions.AfterEvent:
-		return map[string]string{"afterEventId": strconv.FormatUint(s.EventID, 10)}
-	}
-	return "beginning"
-}
-
 type createBody struct {
 	Subscription string          `json:"subscription"`
 	Subject      string          `json:"subject"`
 	Options      json.RawMessage `json:"options"`
-}
-
-type createOptions struct {
-	Recursive          bool            `json:"recursive"`
-	EventTypes         []string        `json:"eventTypes"`
-	Start              json.RawMessage `json:"start"`
-	Partitions         *int            `json:"partitions"`
-	MaxInFlight        *int            `json:"maxInFlight"`
-	AcknowledgeTimeout *string         `json:"acknowledgeTimeout"`
-	MaxDeliveries      *int            `json:"maxDeliveries"`
 }
 
 // decodeCreate turns a create-subscription body into a definition.
@@ -168,52 +118,27 @@ func decodeCreate(r *http.Request) (subscriptions.Definition, error) {
 	if err := decodeBody(r, &body); err != nil {
 		return subscriptions.Definition{}, err
 	}
-	if err := checkName(body.Subscription); err != nil {
+	if err := httpkit.CheckOptions(body.Options, subscriptions.OptionNames...); err != nil {
 		return subscriptions.Definition{}, err
 	}
-	if !event.ValidSubject(body.Subject) {
-		return subscriptions.Definition{}, badRequest("invalid subject: %s", event.Quote(body.Subject))
-	}
-	if err := httpkit.CheckOptions(body.Options, "recursive", "eventTypes", "start", "partitions", "maxInFlight", "acknowledgeTimeout", "maxDeliveries"); err != nil {
-		return subscriptions.Definition{}, err
-	}
-	var o createOptions
+	var o subscriptions.WireOptions
 	if len(body.Options) > 0 {
 		if err := decodeOptions(body.Options, &o); err != nil {
 			return subscriptions.Definition{}, err
 		}
 	}
-	d := subscriptions.Definition{Name: body.Subscription, Subject: body.Subject, Options: subscriptions.Defaults()}
-	d.Options.Recursive = o.Recursive
-	if o.EventTypes != nil {
-		for _, t := range o.EventTypes {
-			if !event.ValidType(t) {
-				return subscriptions.Definition{}, badRequest("invalid event type: %s", event.Quote(t))
-			}
-		}
-		d.Options.EventTypes = o.EventTypes
+	d, err := subscriptions.ParseDefinition(body.Subscription, body.Subject, o)
+	return d, wireError(err)
+}
+
+// wireError returns the 400 error of a *subscriptions.WireError, other
+// errors as they are.
+func wireError(err error) error {
+	var wire *subscriptions.WireError
+	if errors.As(err, &wire) {
+		return badRequest("%s", wire.Message)
 	}
-	var err error
-	if d.Options.Start, err = decodeStart(o.Start); err != nil {
-		return subscriptions.Definition{}, err
-	}
-	for _, n := range []struct {
-		from *int
-		into *int
-	}{{o.Partitions, &d.Options.Partitions}, {o.MaxInFlight, &d.Options.MaxInFlight}, {o.MaxDeliveries, &d.Options.MaxDeliveries}} {
-		if n.from != nil {
-			*n.into = *n.from
-		}
-	}
-	if o.AcknowledgeTimeout != nil {
-		if d.Options.AcknowledgeTimeout, err = time.ParseDuration(*o.AcknowledgeTimeout); err != nil {
-			return subscriptions.Definition{}, badRequest("invalid request: acknowledgeTimeout %s is no duration", event.Quote(*o.AcknowledgeTimeout))
-		}
-	}
-	if err := d.Validate(); err != nil {
-		return subscriptions.Definition{}, badRequest("invalid request: %v", err)
-	}
-	return d, nil
+	return err
 }
 
 func (a *API) createSubscription(w http.ResponseWriter, r *http.Request) {
@@ -308,20 +233,16 @@ func (a *API) subscriptionJSON(info subscriptions.Info) ([]byte, error) {
 		partitions = append(partitions, out)
 	}
 	return json.Marshal(struct {
-		Subscription string         `json:"subscription"`
-		Subject      string         `json:"subject"`
-		Options      map[string]any `json:"options"`
-		CreatedAt    string         `json:"createdAt"`
-		Lag          uint64         `json:"lag"`
-		InFlight     int            `json:"inFlight"`
-		Parked       int            `json:"parked"`
-		Consumers    []consumer     `json:"consumers"`
-		Partitions   []partition    `json:"partitions"`
-	}{d.Name, d.Subject, map[string]any{
-		"recursive": d.Options.Recursive, "eventTypes": d.Options.EventTypes, "start": encodeStart(d.Options.Start),
-		"partitions": d.Options.Partitions, "maxInFlight": d.Options.MaxInFlight,
-		"acknowledgeTimeout": d.Options.AcknowledgeTimeout.String(), "maxDeliveries": d.Options.MaxDeliveries,
-	}, info.CreatedAt.Format(time.RFC3339Nano), lag, info.InFlight, info.Parked, consumers, partitions})
+		Subscription string                    `json:"subscription"`
+		Subject      string                    `json:"subject"`
+		Options      subscriptions.WireOptions `json:"options"`
+		CreatedAt    string                    `json:"createdAt"`
+		Lag          uint64                    `json:"lag"`
+		InFlight     int                       `json:"inFlight"`
+		Parked       int                       `json:"parked"`
+		Consumers    []consumer                `json:"consumers"`
+		Partitions   []partition               `json:"partitions"`
+	}{d.Name, d.Subject, d.Options.Wire(), info.CreatedAt.Format(time.RFC3339Nano), lag, info.InFlight, info.Parked, consumers, partitions})
 }
 
 func (a *API) readSubscriptions(w http.ResponseWriter, r *http.Request) {
@@ -379,9 +300,9 @@ func (a *API) resetSubscription(w http.ResponseWriter, r *http.Request) {
 		httpkit.WriteError(w, err)
 		return
 	}
-	start, err := decodeStart(body.Start)
+	start, err := subscriptions.ParseStart(body.Start)
 	if err != nil {
-		httpkit.WriteError(w, err)
+		httpkit.WriteError(w, wireError(err))
 		return
 	}
 	info, err := a.subs.Reset(r.Context(), name, start)

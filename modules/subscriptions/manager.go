@@ -97,11 +97,15 @@ func NewManager(s *store.Store, limit int) *Manager {
 	return &Manager{store: s, limit: limit, now: time.Now, subs: map[string]*subscription{}}
 }
 
-// Load reads the stored subscriptions, after the store started. Their
-// deliveries in flight are sent again to the consumers that connect.
+// Load reads the stored subscriptions, after the store started or a
+// restore into it (when there were none). Their deliveries in flight are
+// sent again to the consumers that connect.
 func (m *Manager) Load() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if len(m.subs) > 0 {
+		return errors.New("subscriptions are loaded already")
+	}
 	it := m.store.States(spaceDefinitions, "")
 	type stored struct {
 		def     Definition

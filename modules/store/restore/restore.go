@@ -35,11 +35,15 @@ type BackupError struct {
 func (e *BackupError) Error() string { return fmt.Sprintf("line %d: %s", e.Line, e.Detail) }
 
 // Item is one line of a backup: a verified event (its record as the store
-// keeps it, with its subject and type) or a schema.
+// keeps it, with its subject and type), a schema, or the feature state of
+// another kind of line (a subscription's), restored as it is.
 type Item struct {
 	Line   int
 	Event  *store.Written
 	Schema *store.SchemaWritten
+	// State are records of feature state, their versions unset; they
+	// follow the events and are committed with the schemas.
+	State []store.StateRecord
 }
 
 // Source yields the items of a backup in order; io.EOF ends it. An error
@@ -53,6 +57,8 @@ type Restored struct {
 	Events   uint64
 	Schemas  int
 	HeadHash string
+	// States counts the items that held State (subscription lines).
+	States int
 }
 
 // Hooks are called as a restore goes on; nil ones are not.
@@ -77,9 +83,9 @@ type job struct {
 	restored Restored
 }
 
-// Into writes the events and schemas of src into the empty store s, all
-// or nothing, and makes them visible at once when all are in. The events
-// are taken as src verified them (ids from 0, links, hashes, times); the
+// Into writes the events, schemas and feature state of src into the
+// empty store s, all or nothing, and makes them visible at once when all
+// are in. The events are taken as src verified them (ids from 0, links, hashes, times); the
 // restore checks that ids and links continue, that every restored event
 // of a type with a schema matches it, and that the schemas are within the
 // store's limit. Writes wait meanwhile (store.Exclusive).
@@ -146,6 +152,8 @@ func (j *job) write() error {
 		batch   []store.Written
 		schemas []store.SchemaWritten
 		lines   []int // of schemas
+		state   []store.StateRecord
+		keys    = map[[2]string]bool{} // of state
 		buf     []byte
 	)
 	for {
@@ -158,6 +166,20 @@ func (j *job) write() error {
 		}
 		if err := j.ctx.Err(); err != nil {
 			return err
+		}
+		if item.State != nil {
+			for _, r := range item.State {
+				if keys[[2]string{r.Space, r.Key}] {
+					return &BackupError{Line: item.Line, Detail: fmt.Sprintf("%s %s appears twice", r.Space, r.Key)}
+				}
+				keys[[2]string{r.Space, r.Key}] = true
+			}
+			state = append(state, item.State...)
+			j.restored.States++
+			continue
+		}
+		if len(state) > 0 && item.Event != nil {
+			return &BackupError{Line: item.Line, Detail: "an event after the state lines"}
 		}
 		if item.Schema != nil {
 			if len(schemas) >= j.limit { // into an empty store: the backup's are all it holds
@@ -208,12 +230,19 @@ func (j *job) write() error {
 	}
 	head.Restoring = false
 	head.Commits++
-	state := make([]store.StateRecord, len(schemas))
-	for i, sw := range schemas {
+	records := make([]store.StateRecord, 0, len(schemas)+len(state))
+	add := func(r store.StateRecord) {
 		head.States++
-		state[i] = store.StateRecord{Space: store.SchemaSpace, Key: sw.Type, Value: sw.Raw, Version: head.States}
+		r.Version = head.States
+		records = append(records, r)
 	}
-	if err := j.commit(store.Batch{State: state, Head: head}); err != nil {
+	for _, sw := range schemas {
+		add(store.StateRecord{Space: store.SchemaSpace, Key: sw.Type, Value: sw.Raw})
+	}
+	for _, r := range state {
+		add(r)
+	}
+	if err := j.commit(store.Batch{State: records, Head: head}); err != nil {
 		return err
 	}
 	j.restored.Events, j.restored.Schemas = head.Count, len(schemas)
