@@ -74,6 +74,7 @@ func benchFlags() []cli.Flag {
 		&cli.IntFlag{Name: "observe-rate", Value: 1000, Usage: "events per second written in the observe scenario"},
 		&cli.IntFlag{Name: "query-events", Value: 1_000_000, Usage: "events the query scenario writes (1% of them of the type it selects)"},
 		&cli.IntFlag{Name: "backup-events", Value: 1_000_000, Usage: "events of the store the backup scenario backs up and restores (it fills the store up to this)"},
+		&cli.IntFlag{Name: "subscription-events", Value: 1_000_000, Usage: "backlog the subscription scenario writes and drains (its live part writes at --observe-rate for --duration)"},
 		&cli.StringFlag{Name: "json", Usage: "write the results to this file, machine-readable"},
 		&cli.StringFlag{Name: "compare", Usage: "compare the results with those of an earlier --json file"},
 		toleranceFlag(),
@@ -134,7 +135,7 @@ func runBench(c *cli.Context) error {
 		Scenarios: scenarios, Prefill: c.Int("prefill"), Duration: c.Duration("duration"), Slices: c.Int("slices"),
 		Clients: c.Int("clients"), BatchClients: c.Int("batch-clients"), BatchSize: c.Int("batch-size"),
 		ReadEvents: c.Int("read-events"), Observers: c.Int("observers"), ObserveRate: c.Int("observe-rate"), QueryEvents: c.Int("query-events"),
-		BackupEvents: c.Int("backup-events"),
+		BackupEvents: c.Int("backup-events"), SubscriptionEvents: c.Int("subscription-events"),
 	})
 	if err != nil {
 		return cli.Exit("eventstore: bench: "+err.Error(), 1)

@@ -241,7 +241,7 @@ func withSubscription(t *testing.T, s *store.Store) ([]string, subscriptions.Inf
 	if err != nil {
 		t.Fatal(err)
 	}
-	delivered, err := m.Poll(context.Background(), c)
+	delivered, _, err := m.Poll(context.Background(), c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -289,7 +289,7 @@ func TestRestoreSubscriptions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	delivered, err := m.Poll(context.Background(), c)
+	delivered, _, err := m.Poll(context.Background(), c)
 	if err != nil || len(delivered) != 18 || delivered[0].Token.EventID <= 11 {
 		t.Fatalf("after the restore %d deliveries, the first %+v: %v", len(delivered), delivered, err)
 	}

@@ -34,11 +34,13 @@ type Options struct {
 	ReadEvents, Observers, ObserveRate, QueryEvents int
 	// BackupEvents is the size of the store the backup scenario backs up.
 	BackupEvents int
+	// SubscriptionEvents is the backlog the subscription scenario drains.
+	SubscriptionEvents int
 }
 
 // ScenarioNames are the scenarios Run knows, in the order of a full run.
 func ScenarioNames() []string {
-	return []string{"baseline", "write", "write-precondition", "batch", "schema", "read", "observe", "query", "precondition-stall", "backup"}
+	return []string{"baseline", "write", "write-precondition", "batch", "schema", "read", "observe", "query", "precondition-stall", "backup", "subscription"}
 }
 
 // CheckScenarios reports the first of names that is no scenario.
@@ -152,6 +154,8 @@ func (r *runner) run(scenario string) error {
 		return r.runStall()
 	case "backup":
 		return r.runBackup()
+	case "subscription":
+		return r.runSubscription()
 	}
 	return nil
 }

@@ -136,3 +136,38 @@ func (m *Members) Text(member Member, sc *jsonscan.Scanner) (string, error) {
 func hasKeyAt(in []byte, pos int, key string) bool {
 	return len(in)-pos >= len(key) && string(in[pos:pos+len(key)]) == key
 }
+
+// SubjectAndType returns the subject and the type of r, reading no member
+// after them: what a dispatcher needs to route a record, at a fraction of
+// the cost of Decode. sc is the scanner to use; it is left reset to no
+// input.
+func (r Record) SubjectAndType(sc *jsonscan.Scanner) (subject, eventType string, err error) {
+	sc.Reset(r.JSON)
+	defer sc.Reset(nil)
+	pos := 0
+	for member := range MemberTraceParent {
+		key := memberKeys[member]
+		if !hasKeyAt(r.JSON, pos, key) {
+			return "", "", fmt.Errorf("record %d lacks the member %s at offset %d", r.ID, member.Name(), pos)
+		}
+		sc.Advance(pos + len(key))
+		var s string
+		var err error
+		if member == MemberSource {
+			err = sc.Skip()
+		} else {
+			s, _, err = sc.String()
+		}
+		if err != nil {
+			return "", "", fmt.Errorf("record %d: member %s: %w", r.ID, member.Name(), err)
+		}
+		switch member {
+		case MemberSubject:
+			subject = s
+		case MemberType:
+			eventType = s
+		}
+		pos = sc.Offset()
+	}
+	return subject, eventType, nil
+}

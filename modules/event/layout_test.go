@@ -27,7 +27,7 @@ func TestSplit(t *testing.T) {
 	when := time.Date(2026, 1, 1, 0, 0, 0, 1, time.UTC)
 	traceParent := "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
 	for _, c := range []Candidate{
-		{Source: "https://x", Subject: "/a", Type: "io.example.thing", Data: []byte(`{"k":"\u003c\"}"}`)},
+		{Source: "https://x\"\\", Subject: "/a/\u00fc<&>\u2028", Type: "io.example.thing", Data: []byte(`{"k":"\u003c\"}"}`)},
 		{Source: "https://x?a=1&b=2", Subject: "/a/b", Type: "io.example.thing", Data: []byte(`{}`), TraceParent: traceParent},
 		{Source: "https://x", Subject: "/", Type: "io.example.thing", Data: []byte(`{"hash":"x"}`), TraceParent: traceParent, TraceState: "k=v"},
 		{Source: "https://x", Subject: "/", Type: "io.example.thing", Data: []byte(`{"a":[1,{"b":null}]}`), TraceState: "k=v"},
@@ -62,6 +62,9 @@ func TestSplit(t *testing.T) {
 				t.Errorf("%s = %s, want %q", member.Name(), got, want)
 			}
 		}
+		if subject, eventType, err := r.SubjectAndType(jsonscan.New(nil)); err != nil || subject != c.Subject || eventType != c.Type {
+			t.Errorf("SubjectAndType of %s: %q %q %v", r.JSON, subject, eventType, err)
+		}
 		if string(m[MemberData]) != string(c.Data) || f.Source != c.Source || f.TraceParent != c.TraceParent || f.TraceState != c.TraceState {
 			t.Errorf("data %s, fields %+v", m[MemberData], f)
 		}
@@ -86,6 +89,9 @@ func TestSplitDamaged(t *testing.T) {
 		if _, err := (Record{ID: 3, JSON: r.JSON[:n]}).Split(sc); err == nil {
 			t.Errorf("Split accepted the prefix %s", r.JSON[:n])
 		}
+		if _, _, err := (Record{ID: 3, JSON: r.JSON[:n]}).SubjectAndType(sc); err == nil && n < strings.Index(string(r.JSON), `,"specversion"`) {
+			t.Errorf("SubjectAndType accepted the prefix %s", r.JSON[:n])
+		}
 	}
 	for i := range r.JSON {
 		for _, b := range []byte{'"', '\\', ',', 'x', 0} {
@@ -95,6 +101,7 @@ func TestSplitDamaged(t *testing.T) {
 			damaged := bytes.Clone(r.JSON)
 			damaged[i] = b
 			_, _ = Record{ID: 3, JSON: damaged}.Split(sc)
+			_, _, _ = Record{ID: 3, JSON: damaged}.SubjectAndType(sc)
 			if f, err := Decode(Record{ID: 3, JSON: damaged}); err == nil && f.Verify() == nil {
 				t.Errorf("a record damaged at %d decodes and verifies: %s", i, damaged)
 			}

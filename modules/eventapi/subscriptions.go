@@ -502,9 +502,11 @@ func (a *API) consume(ctx context.Context, name, consumer string, put func(line 
 	}
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
+	now := make(chan struct{}) // closed: waiting on it does not wait
+	close(now)
 	for {
 		written := a.store.Changed()
-		deliveries, err := a.subs.Poll(ctx, c)
+		deliveries, more, err := a.subs.Poll(ctx, c)
 		if err != nil {
 			return err
 		}
@@ -514,7 +516,10 @@ func (a *API) consume(ctx context.Context, name, consumer string, put func(line 
 			}
 		}
 		timer.Stop()
-		if due, ok := a.subs.NextDue(c); ok {
+		wait := written
+		if more { // the next batch at once
+			wait = now
+		} else if due, ok := a.subs.NextDue(c); ok {
 			timer.Reset(max(time.Until(due), time.Millisecond))
 		}
 		select {
@@ -527,7 +532,7 @@ func (a *API) consume(ctx context.Context, name, consumer string, put func(line 
 			if err := put(assignmentLine(partitions)); err != nil {
 				return err
 			}
-		case <-written:
+		case <-wait:
 		case <-timer.C:
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/eventstore-service/eventstore/modules/event"
+	"github.com/eventstore-service/eventstore/modules/jsonscan"
 	"github.com/eventstore-service/eventstore/modules/store"
 )
 
@@ -113,22 +114,30 @@ type Delivered struct {
 	Record event.Record // the stored record, the handler's to render
 }
 
-// maxScan bounds the events a Poll looks at for new deliveries, so that a
-// poll of a subscription whose events are rare in the log ends soon; the
-// next poll goes on from there.
-const maxScan = 100_000
+// Bounds of one Poll. maxScan bounds the events it looks at for new
+// deliveries, so that a poll of a subscription whose events are rare in
+// the log ends soon; pollLimit and pollBytes bound what it returns, so that
+// a consumer's windows, however large, are sent a batch at a time and
+// memory holds one batch. The next poll goes on from there.
+const (
+	maxScan   = 100_000
+	pollLimit = 1000 // Manager.batch by default
+	pollBytes = 4 << 20
+)
 
 // Poll returns what c is to receive now, after making it durable: the
 // deliveries of its partitions that are due again (their attempt raised;
 // those out of attempts are parked instead), then new events of its
-// partitions in id order, as far as their windows take them. It fails
-// with c's end (ErrReplaced, ErrDeleted) or the store's error.
-func (m *Manager) Poll(ctx context.Context, c *Consumer) ([]Delivered, error) {
+// partitions in id order, as far as their windows take them; at most a
+// batch (m.batch deliveries, about pollBytes of events), and more says
+// that there is more to send at once: poll again. It fails with c's end
+// (ErrReplaced, ErrDeleted) or the store's error.
+func (m *Manager) Poll(ctx context.Context, c *Consumer) (out []Delivered, more bool, err error) {
 	sub := c.sub
 	sub.mu.Lock()
 	defer sub.mu.Unlock()
 	if c.err != nil {
-		return nil, c.err
+		return nil, false, c.err
 	}
 	var owned []int
 	for i, p := range sub.parts {
@@ -137,46 +146,57 @@ func (m *Manager) Poll(ctx context.Context, c *Consumer) ([]Delivered, error) {
 		}
 	}
 	if len(owned) == 0 {
-		return nil, nil
+		return nil, false, nil
 	}
 	now := m.now()
 	view := m.store.View()
-	var out []Delivered
 	parkedCount := 0
-	_, err := sub.commit(ctx, m.store, store.Request{InReadOnly: true}, owned, func() ([]store.Change, error) {
+	_, err = sub.commit(ctx, m.store, store.Request{InReadOnly: true}, owned, func() ([]store.Change, error) {
 		var parkedChanges []store.Change
+		size := 0
 		for _, i := range owned {
+			if len(out) >= m.batch || size >= pollBytes {
+				more = true
+				break
+			}
 			p := sub.parts[i]
-			again, parked := p.Due(now)
+			again, parked := p.Due(now, m.batch-len(out))
 			for _, d := range again {
 				rec, err := recordOf(view, d.EventID)
 				if err != nil {
 					return nil, err
 				}
 				out = append(out, Delivered{Token: sub.token(p, d), Record: rec})
+				size += len(rec.JSON)
 			}
 			for _, pk := range parked {
 				parkedChanges = append(parkedChanges, parkChange(sub.def.Name, p.Index, pk))
 			}
 			parkedCount += len(parked)
 		}
-		fresh, err := sub.scan(view, owned, now)
-		out = append(out, fresh...)
+		if more {
+			return parkedChanges, nil
+		}
+		var err error
+		out, more, err = sub.scan(view, owned, now, m.batch, out, size)
 		return parkedChanges, err
 	})
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	for _, i := range owned {
 		sub.outcomes.TimedOut += uint64(sub.parts[i].TakeTimeouts())
 	}
 	sub.outcomes.Parked += uint64(parkedCount)
-	return out, nil
+	return out, more, nil
 }
 
-// scan delivers the new events of the partitions owned that have room,
-// reading the view from the lowest of their cursors.
-func (sub *subscription) scan(view *store.View, owned []int, now time.Time) ([]Delivered, error) {
+// scan appends to out, which holds size bytes of events, the new events of
+// the partitions owned that have room, reading the view from the lowest of
+// their cursors, until out holds a batch (batch deliveries, pollBytes);
+// more says that it stopped before the end of the view (the batch was
+// full, or maxScan was read).
+func (sub *subscription) scan(view *store.View, owned []int, now time.Time, batch int, out []Delivered, size int) ([]Delivered, bool, error) {
 	from, any := uint64(0), false
 	for _, i := range owned {
 		if p := sub.parts[i]; p.Room() > 0 && (!any || p.Cursor() < from) {
@@ -184,28 +204,37 @@ func (sub *subscription) scan(view *store.View, owned []int, now time.Time) ([]D
 		}
 	}
 	count := view.Count()
-	if !any || from >= count {
-		return nil, nil
+	switch {
+	case !any || from >= count:
+		return out, false, nil
+	case len(out) >= batch || size >= pollBytes:
+		return out, true, nil
 	}
 	to := min(count, from+maxScan) - 1
-	var out []Delivered
+	more := to < count-1
+	var sc jsonscan.Scanner
 	it := view.Scan(store.Scan{Subject: sub.def.Subject, Recursive: sub.def.Options.Recursive, From: from, To: to})
 	for it.Next() {
+		if len(out) >= batch || size >= pollBytes {
+			to, more = it.Record().ID-1, true // the events before this one were looked at
+			break
+		}
 		rec := it.Record()
-		f, err := event.Decode(rec)
+		subject, eventType, err := rec.SubjectAndType(&sc)
 		if err != nil {
 			it.Close()
-			return nil, err
+			return nil, false, err
 		}
-		if !sub.def.Matches(f.Subject, f.Type) {
+		if !sub.def.Matches(subject, eventType) {
 			continue
 		}
-		p := sub.parts[PartitionOf(f.Subject, len(sub.parts))]
+		p := sub.parts[PartitionOf(subject, len(sub.parts))]
 		if !ownedBy(owned, p.Index) || rec.ID < p.Cursor() {
 			continue
 		}
 		if p.Room() == 0 {
 			if allFull(sub, owned) {
+				more = false // the windows are full: settles make room
 				break
 			}
 			continue
@@ -213,21 +242,22 @@ func (sub *subscription) scan(view *store.View, owned []int, now time.Time) ([]D
 		d, ok, err := p.Deliver(rec.ID, now)
 		if err != nil {
 			it.Close()
-			return nil, err
+			return nil, false, err
 		}
 		if ok {
 			out = append(out, Delivered{Token: sub.token(p, d), Record: event.Record{ID: rec.ID, JSON: bytes.Clone(rec.JSON)}})
+			size += len(rec.JSON)
 		}
 	}
 	if err := it.Close(); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	for _, i := range owned {
 		if p := sub.parts[i]; p.Room() > 0 {
 			p.Skip(to + 1) // every event of it up to to was delivered
 		}
 	}
-	return out, nil
+	return out, more, nil
 }
 
 func ownedBy(owned []int, p int) bool {
@@ -320,16 +350,17 @@ func (m *Manager) Lag(name string) (uint64, error) {
 	}
 	var lag uint64
 	it := view.Scan(store.Scan{Subject: def.Subject, Recursive: def.Options.Recursive, From: from, To: view.Count() - 1})
+	var sc jsonscan.Scanner
 	for it.Next() {
-		f, err := event.Decode(it.Record())
+		subject, eventType, err := it.Record().SubjectAndType(&sc)
 		if err != nil {
 			it.Close()
 			return 0, err
 		}
-		if !def.Matches(f.Subject, f.Type) {
+		if !def.Matches(subject, eventType) {
 			continue
 		}
-		p := PartitionOf(f.Subject, len(floors))
+		p := PartitionOf(subject, len(floors))
 		if id := it.Record().ID; id >= floors[p] && !done[p][id] {
 			lag++
 		}

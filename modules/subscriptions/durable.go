@@ -119,37 +119,58 @@ func changes(name string, p int, before, after Snapshot) []store.Change {
 }
 
 // diff appends the changes of space that take the records of partition p
-// of subscription name from old to new.
-func diff(out []store.Change, space, name string, p int, old, new map[uint64]deliveryRecord) []store.Change {
-	for id, r := range new {
-		if o, ok := old[id]; !ok || o != r {
-			out = append(out, store.Change{Space: space, Key: deliveryKey(name, p, id), Value: mustJSON(r), Expect: store.AnyVersion})
+// of subscription name from old to new, both in id order.
+func diff(out []store.Change, space, name string, p int, old, new []entry) []store.Change {
+	put := func(e entry) store.Change {
+		return store.Change{Space: space, Key: deliveryKey(name, p, e.id), Value: mustJSON(e.rec), Expect: store.AnyVersion}
+	}
+	i, j := 0, 0
+	for i < len(old) || j < len(new) {
+		switch {
+		case j == len(new) || (i < len(old) && old[i].id < new[j].id): // gone
+			out = append(out, store.Change{Space: space, Key: deliveryKey(name, p, old[i].id), Expect: store.AnyVersion})
+			i++
+		case i == len(old) || new[j].id < old[i].id: // added
+			out = append(out, put(new[j]))
+			j++
+		default: // in both
+			if old[i].rec != new[j].rec {
+				out = append(out, put(new[j]))
+			}
+			i, j = i+1, j+1
 		}
-		delete(old, id)
-	}
-	for id := range old {
-		out = append(out, store.Change{Space: space, Key: deliveryKey(name, p, id), Expect: store.AnyVersion})
 	}
 	return out
 }
 
-// replays returns the replay records of a snapshot by event id.
-func replays(s Snapshot) map[uint64]deliveryRecord {
-	out := make(map[uint64]deliveryRecord, len(s.Replays))
-	for _, a := range s.Replays {
-		out[a.EventID] = deliveryRecord{Attempt: a.Attempt}
+// entry is the record of one event above a partition's floor.
+type entry struct {
+	id  uint64
+	rec deliveryRecord
+}
+
+// replays returns the replay records of a snapshot in id order.
+func replays(s Snapshot) []entry {
+	out := make([]entry, len(s.Replays))
+	for i, a := range s.Replays {
+		out[i] = entry{a.EventID, deliveryRecord{Attempt: a.Attempt}}
 	}
 	return out
 }
 
-// records returns the delivery records of a snapshot by event id.
-func records(s Snapshot) map[uint64]deliveryRecord {
-	out := make(map[uint64]deliveryRecord, len(s.Settled)+len(s.InFlight))
-	for _, id := range s.Settled {
-		out[id] = deliveryRecord{Settled: true}
-	}
-	for _, a := range s.InFlight {
-		out[a.EventID] = deliveryRecord{Attempt: a.Attempt}
+// records returns the delivery records of a snapshot in id order: its
+// settled ids and its deliveries in flight, each ascending, merged.
+func records(s Snapshot) []entry {
+	out := make([]entry, 0, len(s.Settled)+len(s.InFlight))
+	i, j := 0, 0
+	for i < len(s.Settled) || j < len(s.InFlight) {
+		if j == len(s.InFlight) || (i < len(s.Settled) && s.Settled[i] < s.InFlight[j].EventID) {
+			out = append(out, entry{s.Settled[i], deliveryRecord{Settled: true}})
+			i++
+		} else {
+			out = append(out, entry{s.InFlight[j].EventID, deliveryRecord{Attempt: s.InFlight[j].Attempt}})
+			j++
+		}
 	}
 	return out
 }

@@ -35,6 +35,7 @@ type Manager struct {
 	store *store.Store
 	limit int
 	now   func() time.Time
+	batch int // most deliveries of one Poll
 
 	mu   sync.Mutex // guards subs; held while a subscription is created or deleted
 	subs map[string]*subscription
@@ -94,7 +95,7 @@ func (c *Consumer) Partitions() ([]int, <-chan struct{}) {
 // NewManager returns the manager of the subscriptions of s, at most limit
 // of them. Load reads the stored ones.
 func NewManager(s *store.Store, limit int) *Manager {
-	return &Manager{store: s, limit: limit, now: time.Now, subs: map[string]*subscription{}}
+	return &Manager{store: s, limit: limit, now: time.Now, batch: pollLimit, subs: map[string]*subscription{}}
 }
 
 // Load reads the stored subscriptions, after the store started or a

@@ -29,6 +29,8 @@ func runManagerModel(t *testing.T, seed uint64) {
 	s := storetest.Start(t, open)
 	c := &clock{now: t0}
 	m := started(t, s, c)
+	batch := 1 + r.IntN(6) // deliveries per poll: the rest comes with the next
+	m.batch = batch
 	d := definition(1+r.IntN(4), 1+r.IntN(4))
 	if _, err := m.Create(ctx, d); err != nil {
 		t.Fatal(err)
@@ -102,9 +104,12 @@ func runManagerModel(t *testing.T, seed uint64) {
 			}
 		case k < 6:
 			for name, cons := range consumers {
-				ds, err := m.Poll(ctx, cons)
+				ds, _, err := m.Poll(ctx, cons)
 				if err != nil {
 					fail("poll: %v", err)
+				}
+				if len(ds) > batch {
+					fail("a poll of %d deliveries, the batch is %d", len(ds), batch)
 				}
 				received(name, ds)
 			}
@@ -161,6 +166,7 @@ func runManagerModel(t *testing.T, seed uint64) {
 			storetest.Close(t, s)
 			s = storetest.Start(t, open)
 			m = started(t, s, c)
+			m.batch = batch
 			consumers, outstanding = map[string]*Consumer{}, map[string][]Token{}
 		}
 		checkSpread()
@@ -177,11 +183,11 @@ func runManagerModel(t *testing.T, seed uint64) {
 		fail("%v", err)
 	}
 	for round := 0; ; round++ {
-		if round > 200 {
+		if round > 5000 {
 			fail("not drained")
 		}
 		c.now = c.now.Add(2 * time.Second)
-		ds, err := m.Poll(ctx, w)
+		ds, _, err := m.Poll(ctx, w)
 		if err != nil {
 			fail("%v", err)
 		}

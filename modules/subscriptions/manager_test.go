@@ -54,7 +54,7 @@ func definition(partitions, maxInFlight int) Definition {
 
 func poll(t *testing.T, m *Manager, c *Consumer) []Delivered {
 	t.Helper()
-	out, err := m.Poll(ctx, c)
+	out, _, err := m.Poll(ctx, c)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -69,7 +69,10 @@ func runModel(t *testing.T, seed uint64) {
 		}
 	}
 	due := func() {
-		again, parked := p.Due(now)
+		again, parked := p.Due(now, 1+r.IntN(4)) // a poll's budget: the rest stays due
+		if len(again) > 4 {
+			fail("%d deliveries due beyond the limit", len(again))
+		}
 		for _, d := range again {
 			sent(d)
 		}

@@ -8,6 +8,9 @@ import (
 // PartitionOf returns the partition of the events of subject among n: the
 // FNV-1a 64-bit hash of the subject's bytes, modulo n.
 func PartitionOf(subject string, n int) int {
+	if n == 1 {
+		return 0
+	}
 	h := fnv.New64a()
 	h.Write([]byte(subject))
 	return int(h.Sum64() % uint64(n))

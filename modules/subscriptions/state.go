@@ -155,17 +155,18 @@ func (p *Partition) Skip(to uint64) {
 	}
 }
 
-// Due returns the deliveries due now, in id order, each sent again with
-// its attempt raised, and the events parked instead because they had
-// MaxDeliveries attempts.
-func (p *Partition) Due(now time.Time) (again []Delivery, parked []Parked) {
+// Due returns up to limit deliveries due now, replays first, each in id
+// order, sent again with its attempt raised (or the same attempt, to a new
+// owner), and the events parked instead because they had MaxDeliveries
+// attempts. Those beyond limit stay due for the next call.
+func (p *Partition) Due(now time.Time, limit int) (again []Delivery, parked []Parked) {
 	if p.Owner == "" {
 		return nil, nil
 	}
 	// Replays first: they go ahead of the events in flight.
-	p.replays, again, parked = p.due(p.replays, now, nil, nil)
+	p.replays, again, parked = p.due(p.replays, now, limit, nil, nil)
 	n := len(parked)
-	p.inFlight, again, parked = p.due(p.inFlight, now, again, parked)
+	p.inFlight, again, parked = p.due(p.inFlight, now, limit, again, parked)
 	for _, pk := range parked[n:] {
 		p.insertSettled(pk.EventID)
 	}
@@ -177,20 +178,21 @@ func (p *Partition) Due(now time.Time) (again []Delivery, parked []Parked) {
 
 // due sends again the deliveries of list that timed out (attempt + 1; or
 // parks them when they had MaxDeliveries attempts) and those to resend
-// (same attempt), appends them to again and parked, and returns what is
-// left of list.
-func (p *Partition) due(list []Delivery, now time.Time, again []Delivery, parked []Parked) ([]Delivery, []Delivery, []Parked) {
+// (same attempt), while again holds fewer than limit, appends them to
+// again and parked, and returns what is left of list.
+func (p *Partition) due(list []Delivery, now time.Time, limit int, again []Delivery, parked []Parked) ([]Delivery, []Delivery, []Parked) {
 	kept := list[:0]
 	for _, d := range list {
 		switch {
 		case d.Due.After(now):
-			if d.Resend {
+			if d.Resend && len(again) < limit {
 				d.Resend = false
 				again = append(again, d)
 			}
 		case d.Attempt >= p.opts.MaxDeliveries:
 			parked = append(parked, Parked{EventID: d.EventID, Attempts: d.Attempt, At: now})
 			continue
+		case len(again) >= limit: // due, for the next call
 		default:
 			d.Attempt++
 			d.Due, d.Resend = now.Add(p.opts.AcknowledgeTimeout), false
@@ -318,7 +320,11 @@ func (p *Partition) Reset(floor uint64, now time.Time) []Parked {
 // then remembered as settled (a replayed one was settled before).
 func (p *Partition) settle(list *[]Delivery, i int) {
 	id := (*list)[i].EventID
-	*list = slices.Delete(*list, i, i+1)
+	if i == 0 { // settles come mostly in id order: no copying then
+		*list = (*list)[1:]
+	} else {
+		*list = slices.Delete(*list, i, i+1)
+	}
 	if list == &p.inFlight {
 		p.insertSettled(id)
 		p.advance()

@@ -1,12 +1,16 @@
 package subscriptions
 
 import (
+	"math"
 	"slices"
 	"testing"
 	"time"
 )
 
 var t0 = time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
+
+// all is a limit of Due that takes every delivery due.
+const all = math.MaxInt
 
 func opts(maxInFlight, maxDeliveries int) Options {
 	o := Defaults()
@@ -69,15 +73,15 @@ func TestTimeoutsRedeliverThenPark(t *testing.T) {
 	now := t0
 	for attempt := 2; attempt <= 3; attempt++ {
 		now = now.Add(p.opts.AcknowledgeTimeout)
-		again, parked := p.Due(now)
+		again, parked := p.Due(now, all)
 		if len(again) != 1 || again[0].Attempt != attempt || len(parked) != 0 {
 			t.Fatalf("at attempt %d: again %v, parked %v", attempt, again, parked)
 		}
 	}
-	if again, parked := p.Due(now.Add(time.Second)); len(again)+len(parked) != 0 {
+	if again, parked := p.Due(now.Add(time.Second), all); len(again)+len(parked) != 0 {
 		t.Fatal("sent before its timeout")
 	}
-	again, parked := p.Due(now.Add(p.opts.AcknowledgeTimeout))
+	again, parked := p.Due(now.Add(p.opts.AcknowledgeTimeout), all)
 	if len(again) != 0 || len(parked) != 1 || parked[0].EventID != 4 || parked[0].Attempts != 3 {
 		t.Fatalf("after the last attempt: again %v, parked %v", again, parked)
 	}
@@ -93,10 +97,10 @@ func TestRetryAndParkByTheConsumer(t *testing.T) {
 	if !p.Retry(tokenOf(p, a), 5*time.Second, t0) {
 		t.Fatal("stale")
 	}
-	if again, _ := p.Due(t0.Add(4 * time.Second)); len(again) != 0 {
+	if again, _ := p.Due(t0.Add(4*time.Second), all); len(again) != 0 {
 		t.Fatal("retried before the delay")
 	}
-	again, _ := p.Due(t0.Add(5 * time.Second))
+	again, _ := p.Due(t0.Add(5*time.Second), all)
 	if len(again) != 1 || again[0].EventID != 1 || again[0].Attempt != 2 {
 		t.Fatalf("retry: %v", again)
 	}
@@ -119,12 +123,12 @@ func TestMoveFencesTheOldOwnerAndSendsAgainInOrder(t *testing.T) {
 			t.Fatal("a token of the old owner settled")
 		}
 	}
-	again, _ := p.Due(t0.Add(time.Second))
+	again, _ := p.Due(t0.Add(time.Second), all)
 	if len(again) != 2 || again[0].EventID != 3 || again[1].EventID != 7 || again[0].Attempt != 1 {
 		t.Fatalf("sent again to the new owner, with the same attempt: %v", again)
 	}
 	// The acknowledge timeout kept running: at its end the attempt rises.
-	if late, _ := p.Due(t0.Add(p.opts.AcknowledgeTimeout)); len(late) != 2 || late[0].Attempt != 2 {
+	if late, _ := p.Due(t0.Add(p.opts.AcknowledgeTimeout), all); len(late) != 2 || late[0].Attempt != 2 {
 		t.Fatalf("after the timeout: %v", late)
 	}
 	if !p.Acknowledge(tokenOf(p, again[1])) || p.Floor() != 3 {
@@ -152,7 +156,7 @@ func TestSnapshotRestore(t *testing.T) {
 	deliver(t, p, 6)
 	b := deliver(t, p, 9)
 	p.Acknowledge(tokenOf(p, b))
-	p.Due(t0.Add(time.Hour)) // every one sent again: attempt 2
+	p.Due(t0.Add(time.Hour), all) // every one sent again: attempt 2
 	raw, err := MarshalSnapshot(p.Snapshot())
 	if err != nil {
 		t.Fatal(err)
@@ -169,7 +173,7 @@ func TestSnapshotRestore(t *testing.T) {
 		t.Fatalf("restored: floor %d cursor %d epoch %d", q.Floor(), q.Cursor(), q.Epoch)
 	}
 	q.Move("w1")
-	again, _ := q.Due(t0)
+	again, _ := q.Due(t0, all)
 	if ids := []uint64{again[0].EventID, again[1].EventID}; !slices.Equal(ids, []uint64{5, 6}) || again[0].Attempt != 2 {
 		t.Fatalf("sent again after the restart: %v", again)
 	}
@@ -202,7 +206,7 @@ func TestReplayOfAParkedEvent(t *testing.T) {
 	if p.Room() != 0 {
 		t.Fatalf("room %d: the replay takes a place in the window", p.Room())
 	}
-	again, _ := p.Due(t0)
+	again, _ := p.Due(t0, all)
 	if len(again) != 1 || again[0].EventID != 3 || again[0].Attempt != 1 {
 		t.Fatalf("the replay: %v", again)
 	}
@@ -215,9 +219,9 @@ func TestReplayOfAParkedEvent(t *testing.T) {
 	}
 	// Out of attempts again: parked again.
 	p.Replay(3, t0)
-	p.Due(t0)
-	p.Due(t0.Add(time.Minute))
-	if _, parked := p.Due(t0.Add(2 * time.Minute)); len(parked) != 1 || parked[0].EventID != 3 || len(p.Replays()) != 0 {
+	p.Due(t0, all)
+	p.Due(t0.Add(time.Minute), all)
+	if _, parked := p.Due(t0.Add(2*time.Minute), all); len(parked) != 1 || parked[0].EventID != 3 || len(p.Replays()) != 0 {
 		t.Fatalf("a replay out of attempts: %v, replays %v", parked, p.Replays())
 	}
 }

@@ -1,0 +1,298 @@
+package bench
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// ackBatch is the number of tokens a consumer of the subscription
+// scenario acknowledges per request.
+const ackBatch = 1000
+
+// runSubscription runs the subscription scenario: a backlog of
+// opts.SubscriptionEvents events drained by one consumer of one partition
+// and by 8 consumers of 16 partitions, each acknowledging in batches of
+// 1,000 (the latencies are those of the acknowledgements), then 10
+// subscriptions following a write load of opts.ObserveRate events/s live
+// (the latencies are from a write's start to its delivery).
+func (r *runner) runSubscription() error {
+	n := r.opts.SubscriptionEvents
+	prefix := fmt.Sprintf("/bench/subscription/%d", time.Now().UnixNano())
+	if err := r.target.FillMixed(r.ctx, prefix+"/backlog", n); err != nil {
+		return err
+	}
+	for _, shape := range []struct{ consumers, partitions int }{{1, 1}, {8, 16}} {
+		name := fmt.Sprintf("drain%d-%d", shape.partitions, time.Now().UnixNano())
+		create := fmt.Sprintf(`{"subscription":%q,"subject":%q,"options":{"recursive":true,"partitions":%d,"maxInFlight":10000}}`, name, prefix+"/backlog", shape.partitions)
+		if err := r.target.call(r.ctx, newClient(1), "/api/v1/create-subscription", []byte(create), nil); err != nil {
+			return err
+		}
+		idle := r.begin(r.server)
+		res := r.target.Drain(r.ctx, fmt.Sprintf("drain %d, %d consumer/%d partition", n, shape.consumers, shape.partitions), name, shape.consumers, n)
+		rec := r.record(fmt.Sprintf("subscription-drain-%d", shape.partitions), res, r.end(r.server, idle))
+		if rec.PeakRSSBytes > 0 {
+			fmt.Fprintf(r.out, "%-28s server RSS %+.1f MiB at most while draining, against %.1f MiB before; acknowledge %d tokens p99 %.2f ms\n", "",
+				float64(rec.PeakRSSBytes-idle.RSS)/(1<<20), float64(idle.RSS)/(1<<20), ackBatch, rec.LatencyP99Ms)
+		}
+		if res.Errors > 0 {
+			return fmt.Errorf("%s: %d failed requests", res.Name, res.Errors)
+		}
+	}
+	const live = 10
+	var names []string
+	for i := range live {
+		name := fmt.Sprintf("live%d-%d", i, time.Now().UnixNano())
+		create := fmt.Sprintf(`{"subscription":%q,"subject":%q,"options":{"recursive":true,"start":"end"}}`, name, prefix+"/live")
+		if err := r.target.call(r.ctx, newClient(1), "/api/v1/create-subscription", []byte(create), nil); err != nil {
+			return err
+		}
+		names = append(names, name)
+	}
+	r.measure("subscription-live", r.server, func() Result {
+		return r.target.Follow(r.ctx, fmt.Sprintf("live x%d at %d events/s", live, r.opts.ObserveRate), names, prefix+"/live", r.opts.ObserveRate, r.opts.Duration)
+	})
+	return nil
+}
+
+// Drain consumes the subscription name with consumers consumers until
+// events deliveries were acknowledged, each consumer acknowledging the
+// tokens it received in batches of ackBatch (the last batch when no more
+// come for 5 ms). The result counts the acknowledgements as requests,
+// with their latencies.
+func (t Target) Drain(ctx context.Context, label, name string, consumers, events int) Result {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		acked     atomic.Int64
+		failures  atomic.Int64
+		mu        sync.Mutex
+		latencies []time.Duration
+		done      = make(chan struct{})
+		once      sync.Once
+	)
+	ack := func(client *http.Client, tokens []string) {
+		start := time.Now()
+		if err := t.call(ctx, client, "/api/v1/acknowledge-deliveries", ackBody(name, tokens), nil); err != nil {
+			if ctx.Err() == nil {
+				failures.Add(1)
+			}
+			return
+		}
+		took := time.Since(start)
+		mu.Lock()
+		latencies = append(latencies, took)
+		mu.Unlock()
+		if acked.Add(int64(len(tokens))) >= int64(events) {
+			once.Do(func() { close(done) })
+		}
+	}
+	start := time.Now()
+	var wg sync.WaitGroup
+	for c := range consumers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			client := newClient(1)
+			if err := t.consume(ctx, name, fmt.Sprintf("c%d", c), nil, func(tokens []string) { ack(client, tokens) }); err != nil && ctx.Err() == nil {
+				failures.Add(1)
+				once.Do(func() { close(done) })
+			}
+		}()
+	}
+	<-done
+	elapsed := time.Since(start)
+	cancel()
+	wg.Wait()
+	slices.Sort(latencies)
+	return Result{Name: label, Requests: int64(len(latencies)), Events: acked.Load(), Errors: failures.Load(), Elapsed: elapsed, Latencies: latencies}
+}
+
+// consume reads the stream of consumer of subscription name until ctx
+// ends, showing each delivery line to seen (unless nil) as it arrives and
+// handing the tokens to settle in batches of up to ackBatch, in order, one
+// batch at a time while the next gathers; a batch goes when it is full or
+// 5 ms old.
+func (t Target) consume(ctx context.Context, name, consumer string, seen func(line []byte), settle func(tokens []string)) error {
+	client := newClient(1)
+	client.Timeout = 0
+	resp, err := t.post(ctx, client, "/api/v1/consume-subscription", []byte(fmt.Sprintf(`{"subscription":%q,"consumer":%q}`, name, consumer)))
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("consume-subscription answered %d", resp.StatusCode)
+	}
+	batches := make(chan []string, 4)
+	var settled sync.WaitGroup
+	settled.Add(1)
+	go func() {
+		defer settled.Done()
+		for b := range batches {
+			settle(b)
+		}
+	}()
+	defer func() { close(batches); settled.Wait() }()
+	lines := make(chan []byte, 1024)
+	go func() {
+		defer close(lines)
+		in := bufio.NewReaderSize(resp.Body, 1<<20)
+		for {
+			line, err := in.ReadBytes('\n')
+			if err != nil {
+				return
+			}
+			lines <- line
+		}
+	}()
+	var pending []string
+	flush := time.NewTimer(time.Hour)
+	defer flush.Stop()
+	for {
+		select {
+		case line, ok := <-lines:
+			if !ok {
+				return ctx.Err()
+			}
+			token, ok := deliveryToken(line)
+			if !ok {
+				continue
+			}
+			if seen != nil {
+				seen(line)
+			}
+			if pending = append(pending, token); len(pending) == 1 {
+				flush.Reset(5 * time.Millisecond)
+			}
+			if len(pending) == ackBatch {
+				batches <- pending
+				pending = nil
+			}
+		case <-flush.C:
+			if len(pending) > 0 {
+				batches <- pending
+				pending = nil
+			}
+		case <-ctx.Done():
+			return nil
+		}
+	}
+}
+
+// ackBody is the body of acknowledge-deliveries of tokens of subscription
+// name.
+func ackBody(name string, tokens []string) []byte {
+	body, _ := json.Marshal(struct {
+		Subscription string   `json:"subscription"`
+		Deliveries   []string `json:"deliveries"`
+	}{name, tokens})
+	return body
+}
+
+// deliveryToken returns the token of a delivery line.
+func deliveryToken(line []byte) (string, bool) {
+	const key = `{"type":"delivery","payload":{"delivery":"`
+	if !bytes.HasPrefix(line, []byte(key)) {
+		return "", false
+	}
+	rest := line[len(key):]
+	end := bytes.IndexByte(rest, '"')
+	if end < 0 {
+		return "", false
+	}
+	return string(rest[:end]), true
+}
+
+// Follow writes one event per request on subject at rate events per
+// second for duration while one consumer of each subscription of names
+// receives and acknowledges them; the latencies are from each write's
+// start to each delivery of its event (its data carries the start).
+func (t Target) Follow(ctx context.Context, label string, names []string, subject string, rate int, duration time.Duration) Result {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		mu        sync.Mutex
+		latencies []time.Duration
+		failures  atomic.Int64
+		consumers sync.WaitGroup
+	)
+	base := time.Now()
+	for _, name := range names {
+		consumers.Add(1)
+		go func() {
+			defer consumers.Done()
+			acks := newClient(1)
+			seen := func(line []byte) {
+				at := time.Since(base)
+				i := bytes.Index(line, []byte(`"sent":`))
+				if i < 0 {
+					return
+				}
+				digits := line[i+len(`"sent":`):]
+				end := 0
+				for end < len(digits) && digits[end] >= '0' && digits[end] <= '9' {
+					end++
+				}
+				if sent, err := strconv.ParseInt(string(digits[:end]), 10, 64); err == nil {
+					mu.Lock()
+					latencies = append(latencies, at-time.Duration(sent))
+					mu.Unlock()
+				}
+			}
+			settle := func(tokens []string) {
+				if err := t.call(ctx, acks, "/api/v1/acknowledge-deliveries", ackBody(name, tokens), nil); err != nil && ctx.Err() == nil {
+					failures.Add(1)
+				}
+			}
+			if err := t.consume(ctx, name, "live", seen, settle); err != nil && ctx.Err() == nil {
+				failures.Add(1)
+			}
+		}()
+	}
+	time.Sleep(200 * time.Millisecond) // the consumers connect
+	writes := newClient(64)
+	defer writes.CloseIdleConnections()
+	start := time.Now()
+	interval := time.Second / time.Duration(rate)
+	var written sync.WaitGroup
+	var count atomic.Int64
+	for i := 0; time.Since(start) < duration; i++ {
+		time.Sleep(time.Until(start.Add(time.Duration(i) * interval)))
+		written.Add(1)
+		go func() {
+			defer written.Done()
+			sent := time.Since(base)
+			body := fmt.Sprintf(`{"events":[{"source":"https://bench.eventstore.example","subject":%q,"type":%q,"data":{"sent":%d}}]}`, subject, EventType, sent)
+			if err := t.call(ctx, writes, "/api/v1/write-events", []byte(body), nil); err != nil {
+				failures.Add(1)
+				return
+			}
+			count.Add(1)
+		}()
+	}
+	written.Wait()
+	elapsed := time.Since(start)
+	want := int(count.Load()) * len(names)
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		mu.Lock()
+		got := len(latencies)
+		mu.Unlock()
+		if got >= want {
+			break
+		}
+	}
+	cancel()
+	consumers.Wait()
+	slices.Sort(latencies)
+	missing := int64(want - len(latencies))
+	return Result{Name: label, Requests: count.Load(), Events: int64(len(latencies)), Errors: failures.Load() + max(0, missing), Elapsed: elapsed, Latencies: latencies}
+}
