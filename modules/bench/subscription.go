@@ -30,9 +30,12 @@ func (r *runner) runSubscription() error {
 	if err := r.target.FillMixed(r.ctx, prefix+"/backlog", n); err != nil {
 		return err
 	}
+	// Windows of 10,000 deliveries in flight per consumer: room for ten
+	// acknowledgements of 1,000 on their way.
 	for _, shape := range []struct{ consumers, partitions int }{{1, 1}, {8, 16}} {
 		name := fmt.Sprintf("drain%d-%d", shape.partitions, time.Now().UnixNano())
-		create := fmt.Sprintf(`{"subscription":%q,"subject":%q,"options":{"recursive":true,"partitions":%d,"maxInFlight":10000}}`, name, prefix+"/backlog", shape.partitions)
+		window := 10_000 * shape.consumers / shape.partitions
+		create := fmt.Sprintf(`{"subscription":%q,"subject":%q,"options":{"recursive":true,"partitions":%d,"maxInFlight":%d}}`, name, prefix+"/backlog", shape.partitions, window)
 		if err := r.target.call(r.ctx, newClient(1), "/api/v1/create-subscription", []byte(create), nil); err != nil {
 			return err
 		}

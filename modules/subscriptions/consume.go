@@ -3,8 +3,8 @@ package subscriptions
 import (
 	"bytes"
 	"context"
-	"errors"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/eventstore-service/eventstore/modules/event"
@@ -123,15 +123,24 @@ const (
 	maxScan   = 100_000
 	pollLimit = 1000 // Manager.batch by default
 	pollBytes = 4 << 20
+	// aheadBatches is how many batches a consumer's read-ahead holds.
+	aheadBatches = 4
 )
 
 // Poll returns what c is to receive now, after making it durable: the
-// deliveries of its partitions that are due again (their attempt raised;
-// those out of attempts are parked instead), then new events of its
-// partitions in id order, as far as their windows take them; at most a
-// batch (m.batch deliveries, about pollBytes of events), and more says
-// that there is more to send at once: poll again. It fails with c's end
-// (ErrReplaced, ErrDeleted) or the store's error.
+// deliveries of its partitions that are due (not sent yet, to resend, or
+// due again with their attempt raised; those out of attempts are parked
+// instead), then new events of its partitions in id order, as far as their
+// windows take them; at most a batch (m.batch deliveries, about pollBytes
+// of events), and more says that there is more to send at once: poll
+// again. It fails with c's end (ErrReplaced, ErrDeleted) or the store's
+// error.
+//
+// The log is read once for every consumer of the subscription: a poll
+// delivers the new events of the other consumers' partitions too, as far
+// as their windows take them; those deliveries are due at once for their
+// owners' polls (the commit wakes them), which find their records in their
+// read-ahead (a batch's worth) or read them by id.
 func (m *Manager) Poll(ctx context.Context, c *Consumer) (out []Delivered, more bool, err error) {
 	sub := c.sub
 	sub.mu.Lock()
@@ -139,10 +148,13 @@ func (m *Manager) Poll(ctx context.Context, c *Consumer) (out []Delivered, more 
 	if c.err != nil {
 		return nil, false, c.err
 	}
-	var owned []int
+	var owned, parts []int
 	for i, p := range sub.parts {
 		if p.Owner == c.Name {
 			owned = append(owned, i)
+		}
+		if p.Owner == c.Name || (p.Owner != "" && p.Room() > 0) {
+			parts = append(parts, i) // what this poll may change
 		}
 	}
 	if len(owned) == 0 {
@@ -150,151 +162,162 @@ func (m *Manager) Poll(ctx context.Context, c *Consumer) (out []Delivered, more 
 	}
 	now := m.now()
 	view := m.store.View()
+	mine := &batch{limit: m.batch}
 	parkedCount := 0
-	_, err = sub.commit(ctx, m.store, store.Request{InReadOnly: true}, owned, func() ([]store.Change, error) {
+	_, err = sub.commit(ctx, m.store, store.Request{InReadOnly: true}, parts, func() ([]store.Change, error) {
 		var parkedChanges []store.Change
-		size := 0
 		for _, i := range owned {
-			if len(out) >= m.batch || size >= pollBytes {
-				more = true
+			if mine.full() {
 				break
 			}
 			p := sub.parts[i]
-			again, parked := p.Due(now, m.batch-len(out))
+			again, parked := p.Due(now, m.batch-len(mine.out))
 			for _, d := range again {
-				rec, err := recordOf(view, d.EventID)
-				if err != nil {
-					return nil, err
+				rec, ok := c.ahead.take(d.EventID)
+				if !ok {
+					var err error
+					if rec, err = view.Record(d.EventID); err != nil {
+						return nil, err
+					}
 				}
-				out = append(out, Delivered{Token: sub.token(p, d), Record: rec})
-				size += len(rec.JSON)
+				mine.add(Delivered{Token: sub.token(p, d), Record: rec})
 			}
 			for _, pk := range parked {
 				parkedChanges = append(parkedChanges, parkChange(sub.def.Name, p.Index, pk))
 			}
 			parkedCount += len(parked)
 		}
-		if more {
+		if mine.full() {
 			return parkedChanges, nil
 		}
-		var err error
-		out, more, err = sub.scan(view, owned, now, m.batch, out, size)
+		cut, err := sub.scan(view, now, c, mine, m.batch)
+		more = cut
 		return parkedChanges, err
 	})
 	if err != nil {
 		return nil, false, err
 	}
 	for _, i := range owned {
-		sub.outcomes.TimedOut += uint64(sub.parts[i].TakeTimeouts())
+		p := sub.parts[i]
+		sub.outcomes.TimedOut += uint64(p.TakeTimeouts())
+		if !more {
+			if due, ok := p.NextDue(); ok && !due.After(now) {
+				more = true // left for the next batch
+			}
+		}
 	}
 	sub.outcomes.Parked += uint64(parkedCount)
-	return out, more, nil
+	c.ahead.prune(func(partition int, id uint64) bool { // what is no longer c's to send
+		p := sub.parts[partition]
+		i, found := searchDeliveries(p.inFlight, id)
+		return p.Owner != c.Name || !found || !p.inFlight[i].Unsent
+	})
+	return mine.out, more || mine.full(), nil
 }
 
-// scan appends to out, which holds size bytes of events, the new events of
-// the partitions owned that have room, reading the view from the lowest of
-// their cursors, until out holds a batch (batch deliveries, pollBytes);
-// more says that it stopped before the end of the view (the batch was
-// full, or maxScan was read).
-func (sub *subscription) scan(view *store.View, owned []int, now time.Time, batch int, out []Delivered, size int) ([]Delivered, bool, error) {
+// batch gathers the deliveries a poll sends, up to limit of them or
+// pollBytes of events.
+type batch struct {
+	out   []Delivered
+	size  int
+	limit int
+}
+
+func (b *batch) add(d Delivered) {
+	b.out = append(b.out, d)
+	b.size += len(d.Record.JSON)
+}
+
+func (b *batch) full() bool { return len(b.out) >= b.limit || b.size >= pollBytes }
+
+// scan delivers the new events of the partitions that take more (room in
+// the window and in the owner's batch or read-ahead), reading the view
+// once from the lowest of their cursors: those of consumer c into mine
+// while it has room (sent), the others not sent yet, their records kept in
+// their owners' read-ahead; a batch for each consumer in all, until no
+// partition takes more or maxScan events were read. cut says that it
+// stopped before the end of the view with partitions that take more.
+func (sub *subscription) scan(view *store.View, now time.Time, c *Consumer, mine *batch, limit int) (cut bool, err error) {
+	owners := make(map[string]*Consumer, len(sub.consumers))
+	for _, o := range sub.consumers {
+		owners[o.Name] = o
+	}
+	budget, ahead := limit*len(sub.consumers), aheadBatches*limit
+	open := func(p *Partition) bool {
+		o := owners[p.Owner]
+		return o != nil && p.Room() > 0 && ((o == c && !mine.full()) || o.ahead.room(ahead))
+	}
 	from, any := uint64(0), false
-	for _, i := range owned {
-		if p := sub.parts[i]; p.Room() > 0 && (!any || p.Cursor() < from) {
+	for _, p := range sub.parts {
+		if open(p) && (!any || p.Cursor() < from) {
 			from, any = p.Cursor(), true
 		}
 	}
 	count := view.Count()
-	switch {
-	case !any || from >= count:
-		return out, false, nil
-	case len(out) >= batch || size >= pollBytes:
-		return out, true, nil
+	if !any || from >= count {
+		return false, nil
 	}
 	to := min(count, from+maxScan) - 1
-	more := to < count-1
+	cut = to < count-1
 	var sc jsonscan.Scanner
+	delivered := 0
 	it := view.Scan(store.Scan{Subject: sub.def.Subject, Recursive: sub.def.Options.Recursive, From: from, To: to})
 	for it.Next() {
-		if len(out) >= batch || size >= pollBytes {
-			to, more = it.Record().ID-1, true // the events before this one were looked at
+		rec := it.Record()
+		if delivered >= budget {
+			to, cut = rec.ID-1, true // the events before this one were looked at
 			break
 		}
-		rec := it.Record()
 		subject, eventType, err := rec.SubjectAndType(&sc)
 		if err != nil {
 			it.Close()
-			return nil, false, err
+			return false, err
 		}
 		if !sub.def.Matches(subject, eventType) {
 			continue
 		}
 		p := sub.parts[PartitionOf(subject, len(sub.parts))]
-		if !ownedBy(owned, p.Index) || rec.ID < p.Cursor() {
+		if rec.ID < p.Cursor() {
 			continue
 		}
-		if p.Room() == 0 {
-			if allFull(sub, owned) {
-				more = false // the windows are full: settles make room
+		if !open(p) {
+			if !slices.ContainsFunc(sub.parts, open) {
+				cut = false // the windows are full: settles make room
 				break
 			}
 			continue
 		}
-		d, ok, err := p.Deliver(rec.ID, now)
+		send := p.Owner == c.Name && !mine.full()
+		d, ok, err := p.Deliver(rec.ID, now, send)
 		if err != nil {
 			it.Close()
-			return nil, false, err
+			return false, err
 		}
-		if ok {
-			out = append(out, Delivered{Token: sub.token(p, d), Record: event.Record{ID: rec.ID, JSON: bytes.Clone(rec.JSON)}})
-			size += len(rec.JSON)
+		sub.lag.passed(p.Index, rec.ID)
+		if !ok {
+			continue
+		}
+		delivered++
+		kept := event.Record{ID: rec.ID, JSON: bytes.Clone(rec.JSON)}
+		if send {
+			mine.add(Delivered{Token: sub.token(p, d), Record: kept})
+		} else {
+			owners[p.Owner].ahead.put(p.Index, kept)
 		}
 	}
 	if err := it.Close(); err != nil {
-		return nil, false, err
+		return false, err
 	}
-	for _, i := range owned {
-		if p := sub.parts[i]; p.Room() > 0 {
+	for _, p := range sub.parts {
+		if open(p) {
 			p.Skip(to + 1) // every event of it up to to was delivered
 		}
 	}
-	return out, more, nil
-}
-
-func ownedBy(owned []int, p int) bool {
-	for _, i := range owned {
-		if i == p {
-			return true
-		}
-	}
-	return false
-}
-
-// allFull reports whether no partition owned has room.
-func allFull(sub *subscription, owned []int) bool {
-	for _, i := range owned {
-		if sub.parts[i].Room() > 0 {
-			return false
-		}
-	}
-	return true
+	return cut, nil
 }
 
 func (sub *subscription) token(p *Partition, d Delivery) Token {
 	return Token{Subscription: sub.def.Name, Partition: p.Index, Epoch: p.Epoch, EventID: d.EventID, Attempt: d.Attempt}
-}
-
-// recordOf returns the record of id in view.
-func recordOf(view *store.View, id uint64) (event.Record, error) {
-	it := view.Scan(store.Scan{From: id, To: id})
-	defer it.Close()
-	if !it.Next() {
-		if err := it.Close(); err != nil {
-			return event.Record{}, err
-		}
-		return event.Record{}, errors.New("a delivered event is missing")
-	}
-	r := it.Record()
-	return event.Record{ID: r.ID, JSON: bytes.Clone(r.JSON)}, nil
 }
 
 func parkChange(name string, partition int, pk Parked) store.Change {
@@ -321,49 +344,67 @@ func (m *Manager) NextDue(c *Consumer) (time.Time, bool) {
 }
 
 // Lag returns the number of events of the subscription name above its
-// partitions' positions that are neither in flight nor settled. It reads
-// the log from the lowest position on.
+// partitions' positions that are neither in flight nor settled: the
+// matching events at or after each partition's cursor. The count is kept
+// as the cursors move (scan) and extended over the events written since
+// the last call, so that a call reads only those; the first call after a
+// start or a reset reads the log from the lowest cursor on.
 func (m *Manager) Lag(name string) (uint64, error) {
 	sub, err := m.lookup(name)
 	if err != nil {
 		return 0, err
 	}
 	sub.mu.Lock()
-	floors := make([]uint64, len(sub.parts))
-	done := make([]map[uint64]bool, len(sub.parts))
-	from := uint64(math.MaxUint64)
-	for i, p := range sub.parts {
-		floors[i], from = p.floor, min(from, p.floor)
-		done[i] = map[uint64]bool{}
-		for _, id := range p.settled {
-			done[i][id] = true
-		}
-		for _, d := range p.inFlight {
-			done[i][d.EventID] = true
-		}
-	}
-	def := sub.def
-	sub.mu.Unlock()
+	defer sub.mu.Unlock()
 	view := m.store.View()
-	if from >= view.Count() {
-		return 0, nil
+	c := &sub.lag
+	if c.ahead == nil {
+		c.ahead, c.to = make([]int64, len(sub.parts)), uint64(math.MaxUint64)
+		for _, p := range sub.parts {
+			c.to = min(c.to, p.Cursor())
+		}
 	}
-	var lag uint64
-	it := view.Scan(store.Scan{Subject: def.Subject, Recursive: def.Options.Recursive, From: from, To: view.Count() - 1})
-	var sc jsonscan.Scanner
-	for it.Next() {
-		subject, eventType, err := it.Record().SubjectAndType(&sc)
-		if err != nil {
-			it.Close()
+	if head := view.Count(); c.to < head {
+		var sc jsonscan.Scanner
+		it := view.Scan(store.Scan{Subject: sub.def.Subject, Recursive: sub.def.Options.Recursive, From: c.to, To: head - 1})
+		for it.Next() {
+			subject, eventType, err := it.Record().SubjectAndType(&sc)
+			if err != nil {
+				it.Close()
+				c.ahead = nil
+				return 0, err
+			}
+			if !sub.def.Matches(subject, eventType) {
+				continue
+			}
+			if p := PartitionOf(subject, len(sub.parts)); it.Record().ID >= sub.parts[p].Cursor() {
+				c.ahead[p]++
+			}
+		}
+		if err := it.Close(); err != nil {
+			c.ahead = nil
 			return 0, err
 		}
-		if !def.Matches(subject, eventType) {
-			continue
-		}
-		p := PartitionOf(subject, len(floors))
-		if id := it.Record().ID; id >= floors[p] && !done[p][id] {
-			lag++
-		}
+		c.to = head
 	}
-	return lag, it.Close()
+	var lag int64
+	for _, n := range c.ahead {
+		lag += n
+	}
+	return uint64(max(lag, 0)), nil
+}
+
+// lagCount is what Lag keeps of a subscription: for each partition, the
+// matching events from its cursor up to to. nil ahead: to be counted
+// afresh.
+type lagCount struct {
+	to    uint64
+	ahead []int64
+}
+
+// passed notes that partition p's cursor passed the matching event id.
+func (c *lagCount) passed(p int, id uint64) {
+	if c.ahead != nil && id < c.to {
+		c.ahead[p]--
+	}
 }

@@ -50,6 +50,7 @@ type subscription struct {
 	consumers []*Consumer // in the order they connected
 	deleted   bool
 	outcomes  Outcomes // since the process started
+	lag       lagCount
 }
 
 // Outcomes count what became of a subscription's deliveries.
@@ -65,6 +66,7 @@ type Consumer struct {
 	ended       chan struct{} // closed when the consumer ends
 	err         error         // why it ended
 	changed     chan struct{} // closed and replaced when its partitions change
+	ahead       readAhead     // records delivered to it by others' polls, not sent yet
 }
 
 // Ended returns a channel closed when the consumer was replaced, or its
@@ -233,6 +235,7 @@ func (m *Manager) Reset(ctx context.Context, name string, start Start) (Info, er
 				parked = append(parked, parkChange(sub.def.Name, p.Index, pk))
 			}
 		}
+		sub.lag = lagCount{} // the cursors went back: count afresh
 		return parked, nil
 	})
 	sub.mu.Unlock()
@@ -268,10 +271,12 @@ func (sub *subscription) commit(ctx context.Context, s *store.Store, r store.Req
 	for i, p := range parts {
 		saved[i] = sub.parts[p].clone()
 	}
+	savedLag := lagCount{to: sub.lag.to, ahead: slices.Clone(sub.lag.ahead)}
 	restore := func() {
 		for i, p := range parts {
 			*sub.parts[p] = saved[i]
 		}
+		sub.lag = savedLag
 	}
 	extra, err := fn()
 	if err != nil {

@@ -59,7 +59,7 @@ func runModel(t *testing.T, seed uint64) {
 				p.Skip(nextID)
 				return
 			}
-			d, ok, err := p.Deliver(log[i], now)
+			d, ok, err := p.Deliver(log[i], now, true)
 			if err != nil {
 				fail("deliver %d: %v", log[i], err)
 			}

@@ -17,6 +17,10 @@ type Delivery struct {
 	// Resend has the event sent again at once with the same attempt, its
 	// Due unchanged: to a new owner, or after a restart.
 	Resend bool
+	// Unsent is a delivery made but not sent yet (by a poll of another
+	// consumer): it is sent at once with the same attempt, and its Due
+	// starts then.
+	Unsent bool
 }
 
 // Parked is an event the partition gave up on: settled without being
@@ -127,8 +131,8 @@ func (p *Partition) Settled(id uint64) bool {
 
 // Deliver sends the event id, the partition's next one at or after the
 // cursor, to the owner, and returns the delivery; a settled id is skipped
-// (false).
-func (p *Partition) Deliver(id uint64, now time.Time) (Delivery, bool, error) {
+// (false). Unless sent, the delivery is made but left for Due to send.
+func (p *Partition) Deliver(id uint64, now time.Time, sent bool) (Delivery, bool, error) {
 	switch {
 	case p.Owner == "":
 		return Delivery{}, false, errNotOwned
@@ -140,7 +144,7 @@ func (p *Partition) Deliver(id uint64, now time.Time) (Delivery, bool, error) {
 	case len(p.inFlight) >= p.opts.MaxInFlight:
 		return Delivery{}, false, errNoRoom
 	}
-	d := Delivery{EventID: id, Attempt: 1, Due: now.Add(p.opts.AcknowledgeTimeout)}
+	d := Delivery{EventID: id, Attempt: 1, Due: now.Add(p.opts.AcknowledgeTimeout), Unsent: !sent}
 	p.inFlight = append(p.inFlight, d)
 	p.cursor = id + 1
 	return d, true, nil
@@ -184,6 +188,10 @@ func (p *Partition) due(list []Delivery, now time.Time, limit int, again []Deliv
 	kept := list[:0]
 	for _, d := range list {
 		switch {
+		case d.Unsent && len(again) < limit:
+			d.Unsent, d.Resend, d.Due = false, false, now.Add(p.opts.AcknowledgeTimeout)
+			again = append(again, d)
+		case d.Unsent: // for the next call
 		case d.Due.After(now):
 			if d.Resend && len(again) < limit {
 				d.Resend = false
@@ -205,14 +213,15 @@ func (p *Partition) due(list []Delivery, now time.Time, limit int, again []Deliv
 }
 
 // NextDue returns when the first delivery in flight (or replayed) is due,
-// false when none is; one to resend is due at once (the zero time).
+// false when none is; one to resend or not sent yet is due at once (the
+// zero time).
 func (p *Partition) NextDue() (time.Time, bool) {
 	var next time.Time
 	found := false
 	for _, list := range [][]Delivery{p.inFlight, p.replays} {
 		for _, d := range list {
 			due := d.Due
-			if d.Resend {
+			if d.Resend || d.Unsent {
 				due = time.Time{}
 			}
 			if !found || due.Before(next) {

@@ -24,7 +24,7 @@ func tokenOf(p *Partition, d Delivery) Token {
 
 func deliver(t *testing.T, p *Partition, id uint64) Delivery {
 	t.Helper()
-	d, ok, err := p.Deliver(id, t0)
+	d, ok, err := p.Deliver(id, t0, true)
 	if err != nil || !ok {
 		t.Fatalf("deliver %d: %v %v", id, ok, err)
 	}
@@ -41,7 +41,7 @@ func TestSettlesOutOfOrderMoveThePositionOverThePrefix(t *testing.T) {
 	if p.Room() != 0 {
 		t.Fatalf("room %d with a full window", p.Room())
 	}
-	if _, _, err := p.Deliver(9, t0); err != errNoRoom {
+	if _, _, err := p.Deliver(9, t0, true); err != errNoRoom {
 		t.Fatalf("a fourth delivery: %v", err)
 	}
 	if !p.Acknowledge(tokenOf(p, d5)) || !p.Acknowledge(tokenOf(p, d7)) {
