@@ -75,7 +75,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			if c.Args().Present() {
 				return usageError(fmt.Errorf("unknown command %q (see --help)", c.Args().First()))
 			}
-			return usageError(errors.New("a command is required: run, verify, backup, restore, bench, diagnostics or version (see --help)"))
+			return usageError(errors.New("a command is required: run, verify, backup, restore, bench, diagnostics, subscriptions or version (see --help)"))
 		},
 		Commands: []*cli.Command{
 			{
@@ -90,6 +90,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			diagnosticsCommand(),
 			backupCommand(),
 			restoreCommand(),
+			subscriptionsCommand(),
 			{
 				Name:  "version",
 				Usage: "print version, revision and Go version",
