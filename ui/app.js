@@ -10,11 +10,12 @@ import * as events from './views/events.js';
 import * as live from './views/live.js';
 import * as query from './views/query.js';
 import * as types from './views/types.js';
+import * as subscriptions from './views/subscriptions.js';
 import * as operations from './views/operations.js';
 import * as sampler from './sampler.js';
 
 const REJECTED = 'The token was not accepted.';
-const views = { dashboard, subjects, events, live, query, types, operations };
+const views = { dashboard, subjects, events, live, query, types, subscriptions, operations };
 const DEFAULT_VIEW = 'dashboard';
 let current = null;
 
