@@ -30,7 +30,13 @@
 // Parked events may be replayed: delivered once more, ahead of new events,
 // apart from the floor.
 //
+// One read of the log serves every consumer: a poll delivers the new
+// events of the other consumers' partitions too, not sent yet (Unsent),
+// their records held in the owners' read-ahead until their own polls send
+// them. The lag is counted as the cursors move (lagCount) rather than by
+// reading the backlog.
+//
 // Package eventapi serves it (docs/api.md §4.14) in Pebble mode, with its
-// metrics. Not yet: backups of subscriptions, the console, the CLI and the
-// client package, and PostgreSQL mode (leases).
+// metrics; backups carry the definitions and positions (FromBackup,
+// AppendBackup). Not yet: PostgreSQL mode (leases).
 package subscriptions
