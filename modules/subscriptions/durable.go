@@ -2,6 +2,7 @@ package subscriptions
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -10,9 +11,10 @@ import (
 	"github.com/eventstore-service/eventstore/modules/store"
 )
 
-// The subscriptions keep their state as the store's feature state, in four
-// spaces, keyed by the subscription's name (which holds no "/"):
+// The subscriptions keep their state as the store's feature state, in
+// these spaces, keyed by the subscription's name (which holds no "/"):
 //
+//	subscriptions.layout      version                     the layout below (absent: 1)
 //	subscriptions             <name>                      the definition
 //	subscriptions.partitions  <name>/<partition>          its epoch and floor
 //	subscriptions.deliveries  <name>/<partition>/<id>     an event above the floor: in flight
@@ -26,12 +28,44 @@ import (
 // delivery record, and the partition's when its floor moves (then the
 // settled records below the floor go).
 const (
+	spaceLayout      = "subscriptions.layout"
 	spaceDefinitions = "subscriptions"
 	spacePartitions  = "subscriptions.partitions"
 	spaceDeliveries  = "subscriptions.deliveries"
 	spaceReplays     = "subscriptions.replays"
 	spaceParked      = "subscriptions.parked"
 )
+
+// Layout is the version of the layout above that this package reads and
+// writes. A store whose layout record names a newer one is refused: its
+// state would be misread. A change of the layout raises it, and Load
+// migrates older layouts.
+const Layout = 1
+
+// ErrNewerLayout refuses subscription state of a newer layout.
+var ErrNewerLayout = errors.New("subscription state of a newer layout")
+
+// layoutChange records Layout.
+func layoutChange() store.Change {
+	return store.Change{Space: spaceLayout, Key: "version", Value: []byte(strconv.Itoa(Layout)), Expect: store.AnyVersion}
+}
+
+// checkLayout reads the layout record of s: absent (a store without
+// subscriptions, or of the first release of them) or at most Layout.
+func checkLayout(s *store.Store) (stored bool, err error) {
+	r, found, err := s.State(spaceLayout, "version")
+	if err != nil || !found {
+		return false, err
+	}
+	v, err := strconv.Atoi(string(r.Value))
+	switch {
+	case err != nil:
+		return true, fmt.Errorf("subscription layout record %q: %w", r.Value, err)
+	case v > Layout:
+		return true, fmt.Errorf("%w: layout %d, newer than layout %d of this binary: run a release that supports it", ErrNewerLayout, v, Layout)
+	}
+	return true, nil
+}
 
 func partitionKey(name string, p int) string { return fmt.Sprintf("%s/%04d", name, p) }
 

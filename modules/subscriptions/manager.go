@@ -37,8 +37,10 @@ type Manager struct {
 	now   func() time.Time
 	batch int // most deliveries of one Poll
 
-	mu   sync.Mutex // guards subs; held while a subscription is created or deleted
+	mu   sync.Mutex // guards subs and layout; held while a subscription is created or deleted
 	subs map[string]*subscription
+	// layout says that the store records Layout.
+	layout bool
 }
 
 // subscription is one subscription with its partitions and consumers.
@@ -109,6 +111,10 @@ func (m *Manager) Load() error {
 	if len(m.subs) > 0 {
 		return errors.New("subscriptions are loaded already")
 	}
+	var err error
+	if m.layout, err = checkLayout(m.store); err != nil {
+		return err
+	}
 	it := m.store.States(spaceDefinitions, "")
 	type stored struct {
 		def     Definition
@@ -169,6 +175,9 @@ func (m *Manager) Create(ctx context.Context, d Definition) (Info, error) {
 	floor := d.Options.Start.Floor(m.store.Durable())
 	sub := &subscription{def: d, createdAt: created}
 	changes := []store.Change{{Space: spaceDefinitions, Key: d.Name, Value: encodeDefinition(d, created), Expect: 0}}
+	if !m.layout {
+		changes = append(changes, layoutChange())
+	}
 	for p := range d.Options.Partitions {
 		sub.parts = append(sub.parts, NewPartition(p, d.Options, floor))
 		changes = append(changes, store.Change{Space: spacePartitions, Key: partitionKey(d.Name, p),
@@ -177,6 +186,7 @@ func (m *Manager) Create(ctx context.Context, d Definition) (Info, error) {
 	if _, err := m.store.Commit(ctx, store.Request{Changes: changes}); err != nil {
 		return Info{}, err
 	}
+	m.layout = true
 	m.subs[d.Name] = sub
 	return m.info(sub)
 }

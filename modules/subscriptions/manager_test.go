@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -347,4 +348,28 @@ func TestReplayParkedEvents(t *testing.T) {
 	if info, _ := m.Get("billing"); info.InFlight != 0 || info.Partitions[0].Position != 3 {
 		t.Fatalf("after acknowledging the replay: %+v", info)
 	}
+}
+
+// TestLayoutVersion: the first subscription records the layout; a store
+// whose record names a newer layout is refused, not misread.
+func TestLayoutVersion(t *testing.T) {
+	storetest.Each(t, &pg, func(t *testing.T, b storetest.Backend) {
+		s := storetest.Start(t, b.New(t))
+		m := started(t, s, &clock{now: t0})
+		if _, found, _ := s.State(spaceLayout, "version"); found {
+			t.Fatal("a store without subscriptions records a layout")
+		}
+		if _, err := m.Create(ctx, definition(2, 10)); err != nil {
+			t.Fatal(err)
+		}
+		if r, found, err := s.State(spaceLayout, "version"); err != nil || !found || string(r.Value) != "1" {
+			t.Fatalf("layout record %q %v %v", r.Value, found, err)
+		}
+		if _, err := s.Commit(ctx, store.Request{Changes: []store.Change{{Space: spaceLayout, Key: "version", Value: []byte("2"), Expect: store.AnyVersion}}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := NewManager(s, 10).Load(); !errors.Is(err, ErrNewerLayout) || !strings.Contains(err.Error(), "layout 2, newer than layout 1") {
+			t.Fatalf("load of layout 2: %v", err)
+		}
+	})
 }
