@@ -21,30 +21,43 @@ const ackBatch = 1000
 // runSubscription runs the subscription scenario: a backlog of
 // opts.SubscriptionEvents events drained by one consumer of one partition
 // and by 8 consumers of 16 partitions, each acknowledging in batches of
-// 1,000 (the latencies are those of the acknowledgements), then 10
-// subscriptions following a write load of opts.ObserveRate events/s live
-// (the latencies are from a write's start to its delivery).
+// 1,000 (the latencies are those of the acknowledgements, beside the
+// deliveries going on); then acknowledgements of 1,000 alone: one consumer
+// whose window of 1,000 is full when it acknowledges them (200 of them, or
+// the backlog's); then 10 subscriptions following a write load of
+// opts.ObserveRate events/s live (the latencies are from a write's start
+// to its delivery).
 func (r *runner) runSubscription() error {
 	n := r.opts.SubscriptionEvents
 	prefix := fmt.Sprintf("/bench/subscription/%d", time.Now().UnixNano())
 	if err := r.target.FillMixed(r.ctx, prefix+"/backlog", n); err != nil {
 		return err
 	}
-	// Windows of 10,000 deliveries in flight per consumer: room for ten
-	// acknowledgements of 1,000 on their way.
-	for _, shape := range []struct{ consumers, partitions int }{{1, 1}, {8, 16}} {
-		name := fmt.Sprintf("drain%d-%d", shape.partitions, time.Now().UnixNano())
-		window := 10_000 * shape.consumers / shape.partitions
-		create := fmt.Sprintf(`{"subscription":%q,"subject":%q,"options":{"recursive":true,"partitions":%d,"maxInFlight":%d}}`, name, prefix+"/backlog", shape.partitions, window)
+	// The drains' windows: 10,000 deliveries in flight per consumer, room
+	// for ten acknowledgements of 1,000 on their way.
+	for _, shape := range []struct {
+		scenario                              string
+		consumers, partitions, window, events int
+	}{
+		{"subscription-drain-1", 1, 1, 10_000, n},
+		{"subscription-drain-16", 8, 16, 5_000, n},
+		{"subscription-ack", 1, 1, ackBatch, min(n, 200*ackBatch)},
+	} {
+		name := fmt.Sprintf("%s-%d", shape.scenario, time.Now().UnixNano())
+		create := fmt.Sprintf(`{"subscription":%q,"subject":%q,"options":{"recursive":true,"partitions":%d,"maxInFlight":%d}}`, name, prefix+"/backlog", shape.partitions, shape.window)
 		if err := r.target.call(r.ctx, newClient(1), "/api/v1/create-subscription", []byte(create), nil); err != nil {
 			return err
 		}
 		idle := r.begin(r.server)
-		res := r.target.Drain(r.ctx, fmt.Sprintf("drain %d, %d consumer/%d partition", n, shape.consumers, shape.partitions), name, shape.consumers, n)
-		rec := r.record(fmt.Sprintf("subscription-drain-%d", shape.partitions), res, r.end(r.server, idle))
+		label := fmt.Sprintf("drain %d, %d consumer/%d partition", shape.events, shape.consumers, shape.partitions)
+		if shape.scenario == "subscription-ack" {
+			label = fmt.Sprintf("acknowledge %d x%d, alone", ackBatch, shape.events/ackBatch)
+		}
+		res := r.target.Drain(r.ctx, label, name, shape.consumers, shape.events)
+		rec := r.record(shape.scenario, res, r.end(r.server, idle))
 		if rec.PeakRSSBytes > 0 {
-			fmt.Fprintf(r.out, "%-28s server RSS %+.1f MiB at most while draining, against %.1f MiB before; acknowledge %d tokens p99 %.2f ms\n", "",
-				float64(rec.PeakRSSBytes-idle.RSS)/(1<<20), float64(idle.RSS)/(1<<20), ackBatch, rec.LatencyP99Ms)
+			fmt.Fprintf(r.out, "%-28s server RSS %+.1f MiB at most, against %.1f MiB before; acknowledge %d tokens p50 %.2f ms, p99 %.2f ms\n", "",
+				float64(rec.PeakRSSBytes-idle.RSS)/(1<<20), float64(idle.RSS)/(1<<20), ackBatch, rec.LatencyP50Ms, rec.LatencyP99Ms)
 		}
 		if res.Errors > 0 {
 			return fmt.Errorf("%s: %d failed requests", res.Name, res.Errors)

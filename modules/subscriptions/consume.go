@@ -162,6 +162,9 @@ func (m *Manager) Poll(ctx context.Context, c *Consumer) (out []Delivered, more 
 	}
 	now := m.now()
 	view := m.store.View()
+	if !sub.work(owned, now, view.Count()) {
+		return nil, false, nil // woken by a commit that left it nothing
+	}
 	mine := &batch{limit: m.batch}
 	parkedCount := 0
 	_, err = sub.commit(ctx, m.store, store.Request{InReadOnly: true}, parts, func() ([]store.Change, error) {
@@ -213,6 +216,23 @@ func (m *Manager) Poll(ctx context.Context, c *Consumer) (out []Delivered, more 
 		return p.Owner != c.Name || !found || !p.inFlight[i].Unsent
 	})
 	return mine.out, more || mine.full(), nil
+}
+
+// work reports whether a poll of the partitions owned has anything to
+// send now: a delivery of them due, or room and events after the cursor
+// in a log of count events. (Those of other consumers are their own polls'
+// to find; every commit wakes those too.)
+func (sub *subscription) work(owned []int, now time.Time, count uint64) bool {
+	for _, i := range owned {
+		p := sub.parts[i]
+		if due, ok := p.NextDue(); ok && !due.After(now) {
+			return true
+		}
+		if p.Room() > 0 && p.Cursor() < count {
+			return true
+		}
+	}
+	return false
 }
 
 // batch gathers the deliveries a poll sends, up to limit of them or

@@ -141,37 +141,40 @@ func mustJSON(v any) []byte {
 }
 
 // changes returns the changes of feature state that take the stored
-// partition p of subscription name from before to after.
-func changes(name string, p int, before, after Snapshot) []store.Change {
+// partition p of subscription name from before to after. It walks both
+// in id order, allocating nothing but the changes.
+func changes(name string, p int, before, after *Partition) []store.Change {
 	var out []store.Change
-	if before.Epoch != after.Epoch || before.Floor != after.Floor {
+	if before.Epoch != after.Epoch || before.floor != after.floor {
 		out = append(out, store.Change{Space: spacePartitions, Key: partitionKey(name, p),
-			Value: mustJSON(partitionRecord{Epoch: after.Epoch, Floor: after.Floor}), Expect: store.AnyVersion})
+			Value: mustJSON(partitionRecord{Epoch: after.Epoch, Floor: after.floor}), Expect: store.AnyVersion})
 	}
-	out = diff(out, spaceDeliveries, name, p, records(before), records(after))
-	return diff(out, spaceReplays, name, p, replays(before), replays(after))
+	out = diff(out, spaceDeliveries, name, p, walk{settled: before.settled, inFlight: before.inFlight}, walk{settled: after.settled, inFlight: after.inFlight})
+	return diff(out, spaceReplays, name, p, walk{inFlight: before.replays}, walk{inFlight: after.replays})
 }
 
 // diff appends the changes of space that take the records of partition p
-// of subscription name from old to new, both in id order.
-func diff(out []store.Change, space, name string, p int, old, new []entry) []store.Change {
+// of subscription name from those of old to those of new.
+func diff(out []store.Change, space, name string, p int, old, new walk) []store.Change {
 	put := func(e entry) store.Change {
 		return store.Change{Space: space, Key: deliveryKey(name, p, e.id), Value: mustJSON(e.rec), Expect: store.AnyVersion}
 	}
-	i, j := 0, 0
-	for i < len(old) || j < len(new) {
+	o, oldOK := old.next()
+	n, newOK := new.next()
+	for oldOK || newOK {
 		switch {
-		case j == len(new) || (i < len(old) && old[i].id < new[j].id): // gone
-			out = append(out, store.Change{Space: space, Key: deliveryKey(name, p, old[i].id), Expect: store.AnyVersion})
-			i++
-		case i == len(old) || new[j].id < old[i].id: // added
-			out = append(out, put(new[j]))
-			j++
+		case !newOK || (oldOK && o.id < n.id): // gone
+			out = append(out, store.Change{Space: space, Key: deliveryKey(name, p, o.id), Expect: store.AnyVersion})
+			o, oldOK = old.next()
+		case !oldOK || n.id < o.id: // added
+			out = append(out, put(n))
+			n, newOK = new.next()
 		default: // in both
-			if old[i].rec != new[j].rec {
-				out = append(out, put(new[j]))
+			if o.rec != n.rec {
+				out = append(out, put(n))
 			}
-			i, j = i+1, j+1
+			o, oldOK = old.next()
+			n, newOK = new.next()
 		}
 	}
 	return out
@@ -183,30 +186,26 @@ type entry struct {
 	rec deliveryRecord
 }
 
-// replays returns the replay records of a snapshot in id order.
-func replays(s Snapshot) []entry {
-	out := make([]entry, len(s.Replays))
-	for i, a := range s.Replays {
-		out[i] = entry{a.EventID, deliveryRecord{Attempt: a.Attempt}}
-	}
-	return out
+// walk yields the records of a partition's events above its floor in id
+// order: its settled ids and its deliveries in flight (each ascending,
+// merged), or, over replays as inFlight, its replays.
+type walk struct {
+	settled  []uint64
+	inFlight []Delivery
 }
 
-// records returns the delivery records of a snapshot in id order: its
-// settled ids and its deliveries in flight, each ascending, merged.
-func records(s Snapshot) []entry {
-	out := make([]entry, 0, len(s.Settled)+len(s.InFlight))
-	i, j := 0, 0
-	for i < len(s.Settled) || j < len(s.InFlight) {
-		if j == len(s.InFlight) || (i < len(s.Settled) && s.Settled[i] < s.InFlight[j].EventID) {
-			out = append(out, entry{s.Settled[i], deliveryRecord{Settled: true}})
-			i++
-		} else {
-			out = append(out, entry{s.InFlight[j].EventID, deliveryRecord{Attempt: s.InFlight[j].Attempt}})
-			j++
-		}
+func (w *walk) next() (entry, bool) {
+	switch {
+	case len(w.settled) > 0 && (len(w.inFlight) == 0 || w.settled[0] < w.inFlight[0].EventID):
+		e := entry{w.settled[0], deliveryRecord{Settled: true}}
+		w.settled = w.settled[1:]
+		return e, true
+	case len(w.inFlight) > 0:
+		e := entry{w.inFlight[0].EventID, deliveryRecord{Attempt: w.inFlight[0].Attempt}}
+		w.inFlight = w.inFlight[1:]
+		return e, true
 	}
-	return out
+	return entry{}, false
 }
 
 // loadSnapshots reads the stored partitions of subscription name.

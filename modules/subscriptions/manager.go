@@ -53,6 +53,7 @@ type subscription struct {
 	deleted   bool
 	outcomes  Outcomes // since the process started
 	lag       lagCount
+	saved     []Partition // commit's copies of partitions, their slices reused
 }
 
 // Outcomes count what became of a subscription's deliveries.
@@ -277,9 +278,12 @@ func (sub *subscription) commit(ctx context.Context, s *store.Store, r store.Req
 			parts = append(parts, p)
 		}
 	}
-	saved := make([]Partition, len(parts))
+	if len(sub.saved) < len(parts) {
+		sub.saved = append(sub.saved, make([]Partition, len(parts)-len(sub.saved))...)
+	}
+	saved := sub.saved[:len(parts)]
 	for i, p := range parts {
-		saved[i] = sub.parts[p].clone()
+		saved[i] = sub.parts[p].cloneInto(saved[i])
 	}
 	savedLag := lagCount{to: sub.lag.to, ahead: slices.Clone(sub.lag.ahead)}
 	restore := func() {
@@ -287,6 +291,7 @@ func (sub *subscription) commit(ctx context.Context, s *store.Store, r store.Req
 			*sub.parts[p] = saved[i]
 		}
 		sub.lag = savedLag
+		sub.saved = nil // the partitions took its slices
 	}
 	extra, err := fn()
 	if err != nil {
@@ -295,7 +300,7 @@ func (sub *subscription) commit(ctx context.Context, s *store.Store, r store.Req
 	}
 	r.Changes = append(r.Changes, extra...)
 	for i, p := range parts {
-		r.Changes = append(r.Changes, changes(sub.def.Name, p, saved[i].Snapshot(), sub.parts[p].Snapshot())...)
+		r.Changes = append(r.Changes, changes(sub.def.Name, p, &saved[i], sub.parts[p])...)
 	}
 	if len(r.Changes) == 0 && len(r.Events) == 0 {
 		return nil, nil

@@ -361,8 +361,14 @@ func (p *Partition) advance() {
 }
 
 // clone returns a copy of p that shares nothing with it.
-func (p *Partition) clone() Partition {
+func (p *Partition) clone() Partition { return p.cloneInto(Partition{}) }
+
+// cloneInto is clone reusing the slices of into, an earlier clone that is
+// no longer used.
+func (p *Partition) cloneInto(into Partition) Partition {
 	c := *p
-	c.settled, c.inFlight, c.replays = slices.Clone(p.settled), slices.Clone(p.inFlight), slices.Clone(p.replays)
+	c.settled = append(into.settled[:0], p.settled...)
+	c.inFlight = append(into.inFlight[:0], p.inFlight...)
+	c.replays = append(into.replays[:0], p.replays...)
 	return c
 }
