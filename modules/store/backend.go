@@ -65,6 +65,11 @@ type Scan struct {
 	// with it as a plain string ("/books/4" takes /books/42 and /books/4/x).
 	// It takes no Subject and no Type.
 	SubjectPrefix string
+	// IDs, unless empty, selects exactly these events (ascending ids, as
+	// far as they are within From and To): a reader that knows which
+	// events it wants reads them in one pass, nothing between them. It
+	// takes no Subject, Type or SubjectPrefix.
+	IDs []uint64
 	// From and To bound the ids, both inclusive.
 	From, To uint64
 	// Descending reads from To down to From.

@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -220,6 +221,34 @@ func TestViewRecord(t *testing.T) {
 			}
 			if r, err := s.View().Record(5); err != nil || r.ID != 5 {
 				t.Errorf("window %d: event 5 now: %v", mem.WindowBytes, err)
+			}
+			storetest.Close(t, s)
+		}
+	})
+}
+
+// TestScanByIDs reads exactly the events asked for, in either order, from
+// the recent window and from storage, within From and To.
+func TestScanByIDs(t *testing.T) {
+	storetest.Each(t, &pg, func(t *testing.T, b storetest.Backend) {
+		for _, mem := range []store.Memory{{}, {WindowBytes: 1}} {
+			s := storetest.StartWith(t, b.New(t), mem)
+			for i := range 12 {
+				write(t, s, candidate(fmt.Sprintf("/books/%d", i%3), lib+"book-acquired", `{}`))
+			}
+			v := s.View()
+			for _, c := range []struct {
+				scan store.Scan
+				want string
+			}{
+				{store.Scan{IDs: []uint64{1, 2, 7, 11}, From: 0, To: math.MaxUint64}, "1,2,7,11"},
+				{store.Scan{IDs: []uint64{1, 2, 7, 11}, From: 2, To: 7}, "2,7"},
+				{store.Scan{IDs: []uint64{0, 5, 9}, From: 0, To: math.MaxUint64, Descending: true}, "9,5,0"},
+				{store.Scan{IDs: []uint64{3, 40}, From: 0, To: math.MaxUint64}, "3"},
+			} {
+				if got := ids(t, v.Scan(c.scan)); got != c.want {
+					t.Errorf("window %d: %+v read %q, want %q", mem.WindowBytes, c.scan, got, c.want)
+				}
 			}
 			storetest.Close(t, s)
 		}

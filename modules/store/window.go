@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"sync"
 
@@ -185,6 +186,9 @@ func (w *window) any(from, to uint64, fn func(Written) bool) (found, covered boo
 // matches reports whether the scan selects the written record.
 func (s Scan) matches(w Written) bool {
 	switch {
+	case len(s.IDs) > 0:
+		_, found := slices.BinarySearch(s.IDs, w.Record.ID)
+		return found
 	case s.Type != "" && w.Type != s.Type:
 		return false
 	case s.SubjectPrefix != "":

@@ -3,6 +3,8 @@ package subscriptions
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"math"
 	"slices"
 	"time"
@@ -279,54 +281,113 @@ func (sub *subscription) scan(view *store.View, now time.Time, c *Consumer, mine
 	}
 	to := min(count, from+maxScan) - 1
 	cut = to < count-1
-	var sc jsonscan.Scanner
-	delivered := 0
-	it := view.Scan(store.Scan{Subject: sub.def.Subject, Recursive: sub.def.Options.Recursive, From: from, To: to})
-	for it.Next() {
-		rec := it.Record()
+	delivered, waiting := 0, 0 // waiting: sent, their records not in mine yet
+	// take delivers the matching event id of partition if it takes it now
+	// (its record comes later); stop says that the scan ends before it:
+	// the budget is spent, or no partition takes more.
+	take := func(partition int, id uint64) (t taken, ok, stop bool, err error) {
 		if delivered >= budget {
-			to, cut = rec.ID-1, true // the events before this one were looked at
-			break
+			to, cut = id-1, true // the events before this one were looked at
+			return taken{}, false, true, nil
 		}
-		subject, eventType, err := rec.SubjectAndType(&sc)
-		if err != nil {
-			it.Close()
-			return false, err
-		}
-		if !sub.def.Matches(subject, eventType) {
-			continue
-		}
-		p := sub.parts[PartitionOf(subject, len(sub.parts))]
-		if rec.ID < p.Cursor() {
-			continue
+		p := sub.parts[partition]
+		if id < p.Cursor() {
+			return taken{}, false, false, nil
 		}
 		if !open(p) {
 			if !slices.ContainsFunc(sub.parts, open) {
-				cut = false // the windows are full: settles make room
-				break
+				to, cut = id-1, false // the windows are full: settles make room
+				return taken{}, false, true, nil
 			}
-			continue
+			return taken{}, false, false, nil
 		}
-		send := p.Owner == c.Name && !mine.full()
-		d, ok, err := p.Deliver(rec.ID, now, send)
+		send := p.Owner == c.Name && !mine.full() && len(mine.out)+waiting < mine.limit
+		d, ok, err := p.Deliver(id, now, send)
 		if err != nil {
-			it.Close()
-			return false, err
+			return taken{}, false, true, err
 		}
-		sub.lag.passed(p.Index, rec.ID)
-		if !ok {
-			continue
+		sub.lag.passed(p.Index, id)
+		if ok {
+			delivered++
 		}
-		delivered++
-		kept := event.Record{ID: rec.ID, JSON: bytes.Clone(rec.JSON)}
-		if send {
-			mine.add(Delivered{Token: sub.token(p, d), Record: kept})
+		return taken{p, d, send && ok}, ok, false, nil
+	}
+	hand := func(t taken, rec event.Record) {
+		if t.send {
+			mine.add(Delivered{Token: sub.token(t.p, t.d), Record: rec})
 		} else {
-			owners[p.Owner].ahead.put(p.Index, kept)
+			owners[t.p.Owner].ahead.put(t.p.Index, rec)
 		}
 	}
-	if err := it.Close(); err != nil {
-		return false, err
+	// With several consumers, the partitions of the events read are
+	// remembered (routes): the events a poll passed over because their
+	// partitions took nothing then are read later by id, not the log
+	// between them again.
+	routes := &sub.routes
+	keep := len(sub.consumers) > 1
+	if keep && !routes.covers(from) {
+		routes.reset(from)
+	}
+	next, stopped := from, false
+	if keep && routes.next > from {
+		var chunk []taken
+		var ids []uint64
+		flush := func() error {
+			if len(ids) == 0 {
+				return nil
+			}
+			got, err := recordsOf(view, ids)
+			for i, rec := range got {
+				hand(chunk[i], rec)
+			}
+			chunk, ids, waiting = chunk[:0], ids[:0], 0
+			return err
+		}
+		for i := routes.after(from); i < len(routes.ids) && routes.ids[i] <= to; i++ {
+			t, ok, stop, err := take(int(routes.parts[i]), routes.ids[i])
+			if err != nil {
+				return false, err
+			}
+			if stopped = stop; stop {
+				break
+			}
+			if ok {
+				if t.send {
+					waiting++
+				}
+				chunk, ids = append(chunk, t), append(ids, routes.ids[i])
+				if len(ids) == 256 {
+					if err := flush(); err != nil {
+						return false, err
+					}
+				}
+			}
+		}
+		if err := flush(); err != nil {
+			return false, err
+		}
+		next = routes.next
+	}
+	if !stopped && next <= to {
+		err := sub.read(view, next, to, func(partition int, rec event.Record) (bool, error) {
+			t, ok, stop, err := take(partition, rec.ID)
+			if stop || err != nil {
+				return true, err
+			}
+			if keep {
+				routes.add(rec.ID, partition)
+			}
+			if ok {
+				hand(t, rec)
+			}
+			return false, nil
+		})
+		if err != nil {
+			return false, err
+		}
+		if keep {
+			routes.extend(to + 1) // to is where the reading stopped
+		}
 	}
 	for _, p := range sub.parts {
 		if open(p) {
@@ -334,6 +395,53 @@ func (sub *subscription) scan(view *store.View, now time.Time, c *Consumer, mine
 		}
 	}
 	return cut, nil
+}
+
+// taken is a delivery a scan made, waiting for its record.
+type taken struct {
+	p    *Partition
+	d    Delivery
+	send bool
+}
+
+// recordsOf reads the records of ids, ascending, in one pass.
+func recordsOf(view *store.View, ids []uint64) ([]event.Record, error) {
+	out := make([]event.Record, 0, len(ids))
+	it := view.Scan(store.Scan{IDs: ids, From: ids[0], To: ids[len(ids)-1]})
+	for it.Next() {
+		r := it.Record()
+		out = append(out, event.Record{ID: r.ID, JSON: bytes.Clone(r.JSON)})
+	}
+	if err := it.Close(); err != nil {
+		return out, err
+	}
+	if len(out) != len(ids) {
+		return out, fmt.Errorf("read %d of %d delivered events", len(out), len(ids))
+	}
+	return out, nil
+}
+
+// read visits the matching events of the view from..to in id order with
+// their partitions, their records copied, until visit stops.
+func (sub *subscription) read(view *store.View, from, to uint64, visit func(partition int, rec event.Record) (stop bool, err error)) error {
+	var sc jsonscan.Scanner
+	it := view.Scan(store.Scan{Subject: sub.def.Subject, Recursive: sub.def.Options.Recursive, From: from, To: to})
+	for it.Next() {
+		rec := it.Record()
+		subject, eventType, err := rec.SubjectAndType(&sc)
+		if err != nil {
+			it.Close()
+			return err
+		}
+		if !sub.def.Matches(subject, eventType) {
+			continue
+		}
+		stop, err := visit(PartitionOf(subject, len(sub.parts)), event.Record{ID: rec.ID, JSON: bytes.Clone(rec.JSON)})
+		if stop || err != nil {
+			return errors.Join(err, it.Close())
+		}
+	}
+	return it.Close()
 }
 
 func (sub *subscription) token(p *Partition, d Delivery) Token {

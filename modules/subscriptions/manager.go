@@ -54,6 +54,7 @@ type subscription struct {
 	outcomes  Outcomes // since the process started
 	lag       lagCount
 	saved     []Partition // commit's copies of partitions, their slices reused
+	routes    routes
 }
 
 // Outcomes count what became of a subscription's deliveries.

@@ -22,6 +22,8 @@ import (
 func (b *Backend) Scan(s store.Scan) store.RecordIterator {
 	var ids []*indexIterator
 	switch prefix := s.SubjectPrefix; {
+	case len(s.IDs) > 0:
+		ids = []*indexIterator{givenIDs(s)}
 	case prefix == "" || prefix == "/":
 	case strings.ContainsAny(prefix, "\x00\x01"):
 		return &failedIterator{} // no subject holds these bytes, which the key encoding uses
@@ -65,6 +67,20 @@ func (b *Backend) Scan(s store.Scan) store.RecordIterator {
 		return &failedIterator{err: err}
 	}
 	return &lookupIterator{ids: ids, records: records, descending: s.Descending}
+}
+
+// givenIDs iterates the ids of s.IDs from s.From to s.To.
+func givenIDs(s store.Scan) *indexIterator {
+	x := &indexIterator{from: s.From, to: s.To, descending: s.Descending, started: true, gathered: true}
+	for _, id := range s.IDs {
+		if id >= s.From && id <= s.To {
+			x.ids = append(x.ids, id)
+		}
+	}
+	if s.Descending {
+		x.pos = len(x.ids) - 1
+	}
+	return x
 }
 
 // prefixIndex gathers the ids from..to of every subject starting with

@@ -90,6 +90,14 @@ func scanSQL(column string, s store.Scan) (string, []any, error) {
 	}
 	desc := s.Descending
 	switch {
+	case len(s.IDs) > 0:
+		ids := make([]int64, 0, len(s.IDs))
+		for _, id := range s.IDs {
+			if id <= math.MaxInt64 {
+				ids = append(ids, int64(id))
+			}
+		}
+		return logSQL(column, "e.id = ANY($4)", desc), []any{ids}, nil
 	case s.SubjectPrefix != "" && s.SubjectPrefix != "/":
 		if end, ok := prefixEnd(s.SubjectPrefix); ok {
 			return logSQL(column, "e.subject >= $4 AND e.subject < $5", desc), []any{s.SubjectPrefix, end}, nil
