@@ -3,7 +3,7 @@ package subscriptions
 import "sort"
 
 // maxRoutes bounds the events a subscription remembers the partitions of.
-const maxRoutes = 1 << 18
+const maxRoutes = 1 << 20
 
 // routes remembers the partitions of the matching events that the polls of
 // a subscription read last, in id order: of every one of them with an id
