@@ -19,7 +19,8 @@ import (
 const ackBatch = 1000
 
 // runSubscription runs the subscription scenario: a backlog of
-// opts.SubscriptionEvents events drained by one consumer of one partition
+// opts.SubscriptionEvents events, held by a subscription with a full
+// window (the server's memory only), then drained by one consumer of one partition
 // and by 8 consumers of 16 partitions, each acknowledging in batches of
 // 1,000 (the latencies are those of the acknowledgements, beside the
 // deliveries going on); then acknowledgements of 1,000 alone: one consumer
@@ -31,6 +32,9 @@ func (r *runner) runSubscription() error {
 	n := r.opts.SubscriptionEvents
 	prefix := fmt.Sprintf("/bench/subscription/%d", time.Now().UnixNano())
 	if err := r.target.FillMixed(r.ctx, prefix+"/backlog", n); err != nil {
+		return err
+	}
+	if err := r.holdBacklog(prefix + "/backlog"); err != nil {
 		return err
 	}
 	// The drains' windows: 10,000 deliveries in flight per consumer, room
@@ -77,6 +81,47 @@ func (r *runner) runSubscription() error {
 		return r.target.Follow(r.ctx, fmt.Sprintf("live x%d at %d events/s", live, r.opts.ObserveRate), names, prefix+"/live", r.opts.ObserveRate, r.opts.Duration)
 	})
 	return nil
+}
+
+// holdBacklog measures what a subscription with the whole backlog ahead
+// of it costs a server bench started: its RSS idle, then with the
+// subscription created and a consumer holding a full window of 10,000
+// deliveries unacknowledged (nothing else goes on meanwhile).
+func (r *runner) holdBacklog(subject string) error {
+	if r.server == nil {
+		return nil
+	}
+	name := fmt.Sprintf("hold-%d", time.Now().UnixNano())
+	create := fmt.Sprintf(`{"subscription":%q,"subject":%q,"options":{"recursive":true,"maxInFlight":10000}}`, name, subject)
+	idle := r.begin(r.server)
+	if err := r.target.call(r.ctx, newClient(1), "/api/v1/create-subscription", []byte(create), nil); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(r.ctx)
+	defer cancel()
+	var received atomic.Int64
+	full := make(chan struct{})
+	go func() {
+		_ = r.target.consume(ctx, name, "holder", func([]byte) {
+			if received.Add(1) == 10_000 {
+				close(full)
+			}
+		}, func([]string) {}) // never acknowledged
+	}()
+	select {
+	case <-full:
+	case <-time.After(time.Minute):
+		return fmt.Errorf("hold: %d of 10,000 deliveries in a minute", received.Load())
+	}
+	time.Sleep(time.Second) // the stream's lines written, nothing else to do
+	held, err := r.server.Usage()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(r.out, "%-28s server RSS %.1f MiB idle, %.1f MiB with the backlog ahead of a subscription and 10,000 deliveries held (%+.1f MiB, peak %+.1f MiB)\n",
+		"hold the backlog", float64(idle.RSS)/(1<<20), float64(held.RSS)/(1<<20), float64(held.RSS-idle.RSS)/(1<<20), float64(held.PeakRSS-idle.RSS)/(1<<20))
+	cancel()
+	return r.target.call(r.ctx, newClient(1), "/api/v1/delete-subscription", []byte(fmt.Sprintf(`{"subscription":%q}`, name)), nil)
 }
 
 // Drain consumes the subscription name with consumers consumers until
