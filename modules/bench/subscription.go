@@ -126,8 +126,8 @@ func (r *runner) holdBacklog(subject string) error {
 
 // Drain consumes the subscription name with consumers consumers until
 // events deliveries were acknowledged, each consumer acknowledging the
-// tokens it received in batches of ackBatch (the last batch when no more
-// come for 5 ms). The result counts the acknowledgements as requests,
+// tokens it received in batches of ackBatch (a batch goes when full or
+// 5 ms old). The result counts the acknowledgements as requests,
 // with their latencies.
 func (t Target) Drain(ctx context.Context, label, name string, consumers, events int) Result {
 	ctx, cancel := context.WithCancel(ctx)
