@@ -284,7 +284,7 @@ func (sub *subscription) commit(ctx context.Context, s *store.Store, r store.Req
 	}
 	saved := sub.saved[:len(parts)]
 	for i, p := range parts {
-		saved[i] = sub.parts[p].cloneInto(saved[i])
+		saved[i] = sub.parts[p].clone(saved[i])
 	}
 	savedLag := lagCount{to: sub.lag.to, ahead: slices.Clone(sub.lag.ahead)}
 	restore := func() {

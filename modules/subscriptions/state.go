@@ -360,12 +360,9 @@ func (p *Partition) advance() {
 	p.settled = slices.Delete(p.settled, 0, i)
 }
 
-// clone returns a copy of p that shares nothing with it.
-func (p *Partition) clone() Partition { return p.cloneInto(Partition{}) }
-
-// cloneInto is clone reusing the slices of into, an earlier clone that is
-// no longer used.
-func (p *Partition) cloneInto(into Partition) Partition {
+// clone returns a copy of p that shares nothing with it, reusing the
+// slices of into, an earlier clone that is no longer used.
+func (p *Partition) clone(into Partition) Partition {
 	c := *p
 	c.settled = append(into.settled[:0], p.settled...)
 	c.inFlight = append(into.inFlight[:0], p.inFlight...)
