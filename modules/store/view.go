@@ -1,12 +1,10 @@
 package store
 
 import (
-	"fmt"
 	"math"
 	"sort"
 	"strings"
 
-	"github.com/eventstore-service/eventstore/modules/event"
 	"github.com/eventstore-service/eventstore/modules/schema"
 )
 
@@ -45,22 +43,6 @@ func (v *View) Count() uint64 { return v.count }
 // Scan iterates the events of the view that sc selects.
 func (v *View) Scan(sc Scan) RecordIterator {
 	return scanUpTo(v.backend, v.recent, v.count, sc)
-}
-
-// Record returns the record of id, which must be below Count: from the
-// recent window, or read from storage by its id.
-func (v *View) Record(id uint64) (event.Record, error) {
-	if id >= v.count {
-		return event.Record{}, fmt.Errorf("event %d is beyond the view's %d events", id, v.count)
-	}
-	if records, holes, ok := v.recent.scan(Scan{From: id, To: id}); ok && !holes && len(records) == 1 {
-		return records[0], nil
-	}
-	r, found, err := v.backend.Record(id)
-	if err == nil && !found {
-		err = &CorruptionError{Detail: fmt.Sprintf("event %d is missing", id)}
-	}
-	return r, err
 }
 
 // scanUpTo iterates the records of sc among the first count committed

@@ -194,39 +194,6 @@ func TestConditionOutcomes(t *testing.T) {
 	})
 }
 
-// TestViewRecord reads records by id from the recent window and, with a
-// window too small to hold them, from storage; an id beyond the view is an
-// error.
-func TestViewRecord(t *testing.T) {
-	storetest.Each(t, &pg, func(t *testing.T, b storetest.Backend) {
-		for _, mem := range []store.Memory{{}, {WindowBytes: 1}} {
-			s := storetest.StartWith(t, b.New(t), mem)
-			for i := range 5 {
-				write(t, s, candidate("/books/"+string(rune('a'+i)), lib+"book-acquired", `{}`))
-			}
-			v := s.View()
-			write(t, s, candidate("/books/z", lib+"book-acquired", `{}`))
-			it := v.Scan(store.Scan{From: 0, To: math.MaxUint64})
-			for it.Next() {
-				r, err := v.Record(it.Record().ID)
-				if err != nil || string(r.JSON) != string(it.Record().JSON) {
-					t.Fatalf("window %d: record %d: %s %v", mem.WindowBytes, it.Record().ID, r.JSON, err)
-				}
-			}
-			if err := it.Close(); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := v.Record(5); err == nil {
-				t.Errorf("window %d: the view of 5 events read event 5", mem.WindowBytes)
-			}
-			if r, err := s.View().Record(5); err != nil || r.ID != 5 {
-				t.Errorf("window %d: event 5 now: %v", mem.WindowBytes, err)
-			}
-			storetest.Close(t, s)
-		}
-	})
-}
-
 // TestScanByIDs reads exactly the events asked for, in either order, from
 // the recent window and from storage, within From and To.
 func TestScanByIDs(t *testing.T) {

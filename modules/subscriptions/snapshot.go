@@ -1,7 +1,6 @@
 package subscriptions
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
 	"time"
@@ -24,18 +23,6 @@ type Snapshot struct {
 type SnapshotAttempt struct {
 	EventID uint64 `json:"id"`
 	Attempt int    `json:"attempt"`
-}
-
-// Snapshot returns the durable part of p.
-func (p *Partition) Snapshot() Snapshot {
-	s := Snapshot{Epoch: p.Epoch, Floor: p.floor, Settled: slices.Clone(p.settled)}
-	for _, d := range p.inFlight {
-		s.InFlight = append(s.InFlight, SnapshotAttempt{EventID: d.EventID, Attempt: d.Attempt})
-	}
-	for _, d := range p.replays {
-		s.Replays = append(s.Replays, SnapshotAttempt{EventID: d.EventID, Attempt: d.Attempt})
-	}
-	return s
 }
 
 // Restore returns partition index of a subscription with opts as s left
@@ -72,16 +59,4 @@ func Restore(index int, opts Options, s Snapshot, now time.Time) (*Partition, er
 	p.settled = slices.Clone(s.Settled)
 	p.cursor = last
 	return p, nil
-}
-
-// MarshalSnapshot returns the stored form of s.
-func MarshalSnapshot(s Snapshot) ([]byte, error) { return json.Marshal(s) }
-
-// UnmarshalSnapshot returns the Snapshot of its stored form.
-func UnmarshalSnapshot(raw []byte) (Snapshot, error) {
-	var s Snapshot
-	if err := json.Unmarshal(raw, &s); err != nil {
-		return Snapshot{}, fmt.Errorf("partition state: %w", err)
-	}
-	return s, nil
 }
