@@ -25,9 +25,10 @@ const (
 // backupEvents is POST /api/v1/backup: a consistent snapshot as NDJSON,
 // every event durable when the request arrived, then (unless the body says
 // "schemas":false) every schema registered then, then (if it says
-// "subscriptions":true) every subscription with its positions then. The headers tell how many
-// event lines follow and the hash of the last, so that a client can tell a
-// complete backup from a cut one. Writes go on meanwhile.
+// "subscriptions":true) every subscription with its positions then. The
+// headers tell how many event lines follow and the hash of the last, so
+// that a client can tell a complete backup from a cut one. Writes go on
+// meanwhile.
 func (a *API) backupEvents(w http.ResponseWriter, r *http.Request) {
 	body, err := httpkit.ReadBody(r)
 	if err != nil {
