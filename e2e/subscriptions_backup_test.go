@@ -105,6 +105,11 @@ func TestSubscriptionsInBackups(t *testing.T) {
 	offline := harness.Start(t, bin, "run", "--api-token="+harness.Token, "--data-directory="+dir, "--http-enabled", "--https-enabled=false", "--http-port=0")
 	same(t, offline)
 
+	// More subscriptions than the target takes are refused.
+	small := harness.Start(t, bin, harness.Dev("--max-subscriptions=1")...)
+	checkError(t, small.DoReader("POST", "/api/v1/restore", harness.Token, strings.NewReader(string(raw))), 400,
+		"invalid backup: line 603: too many subscriptions (the limit is 1)")
+
 	// A subscription line before the last event line is refused, and nothing stays.
 	target := harness.Start(t, bin, harness.Dev()...)
 	moved := append(append(append([]string{}, lines[:599]...), lines[601], lines[599]), lines[600])

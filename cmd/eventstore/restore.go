@@ -17,6 +17,7 @@ import (
 	"github.com/eventstore-service/eventstore/modules/lifecycle"
 	"github.com/eventstore-service/eventstore/modules/store"
 	"github.com/eventstore-service/eventstore/modules/store/restore"
+	"github.com/eventstore-service/eventstore/modules/subscriptions"
 )
 
 func restoreCommand() *cli.Command {
@@ -27,7 +28,8 @@ func restoreCommand() *cli.Command {
 		Flags: append(storageFlags("to restore into"),
 			&cli.StringFlag{Name: config.FlagMaxEventSize, Value: "1MiB", Usage: "largest canonical data of one event (as the service's --max-event-size)"},
 			&cli.StringFlag{Name: config.FlagMaxRequestSize, Value: "16MiB", Usage: "largest schema, as a registration's request body (as the service's --max-request-size)"},
-			&cli.IntFlag{Name: config.FlagMaxEventSchemas, Value: store.DefaultMaxSchemas, Usage: "most event schemas (as the service's --max-event-schemas)"}),
+			&cli.IntFlag{Name: config.FlagMaxEventSchemas, Value: store.DefaultMaxSchemas, Usage: "most event schemas (as the service's --max-event-schemas)"},
+			&cli.IntFlag{Name: config.FlagMaxSubscriptions, Value: subscriptions.DefaultMaxSubscriptions, Usage: "most subscriptions (as the service's --max-subscriptions)"}),
 		Action: runRestore,
 	}
 }
@@ -51,9 +53,12 @@ func runRestore(c *cli.Context) error {
 			return usageError(fmt.Errorf("--%s: %w", f.flag, err))
 		}
 	}
-	if c.Int(config.FlagMaxEventSchemas) < 1 {
-		return usageError(fmt.Errorf("--%s must be at least 1, got %d", config.FlagMaxEventSchemas, c.Int(config.FlagMaxEventSchemas)))
+	for _, flag := range []string{config.FlagMaxEventSchemas, config.FlagMaxSubscriptions} {
+		if c.Int(flag) < 1 {
+			return usageError(fmt.Errorf("--%s must be at least 1, got %d", flag, c.Int(flag)))
+		}
 	}
+	limits.MaxSubscriptions = c.Int(config.FlagMaxSubscriptions)
 	failed := func(err error) error { return cli.Exit("eventstore: restore: "+err.Error(), lifecycle.ExitFailure) }
 	file, err := os.Open(c.Args().First())
 	if err != nil {

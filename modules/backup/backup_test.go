@@ -327,10 +327,19 @@ func TestBadSubscriptionLinesAreRefused(t *testing.T) {
 			}
 		})
 	}
+	two := append(append([]string(nil), lines...), strings.Replace(sub, `"subscription":"billing"`, `"subscription":"billing2"`, 1))
+	limited := storetest.Start(t, storetest.PebbleAt(t.TempDir(), nil))
+	defer storetest.Close(t, limited)
+	_, err := restore.Into(context.Background(), limited,
+		backup.NewReader(strings.NewReader(strings.Join(two, "")), backup.Limits{MaxEventSize: 1 << 20, MaxSchemaSize: 1 << 20, MaxSubscriptions: 1}), restore.Hooks{}, zap.NewNop())
+	var limitErr *restore.BackupError
+	if !errors.As(err, &limitErr) || limitErr.Line != 33 || limitErr.Detail != "too many subscriptions (the limit is 1)" {
+		t.Fatalf("two subscriptions beyond a limit of one: %v", err)
+	}
 	twice := append(append([]string(nil), lines...), sub)
 	target := storetest.Start(t, storetest.PebbleAt(t.TempDir(), nil))
 	defer storetest.Close(t, target)
-	_, err := restore.Into(context.Background(), target, backup.NewReader(strings.NewReader(strings.Join(twice, "")), backup.Limits{MaxEventSize: 1 << 20, MaxSchemaSize: 1 << 20}), restore.Hooks{}, zap.NewNop())
+	_, err = restore.Into(context.Background(), target, backup.NewReader(strings.NewReader(strings.Join(twice, "")), backup.Limits{MaxEventSize: 1 << 20, MaxSchemaSize: 1 << 20}), restore.Hooks{}, zap.NewNop())
 	var backupErr *restore.BackupError
 	if !errors.As(err, &backupErr) || backupErr.Line != 33 || !strings.Contains(backupErr.Detail, "subscriptions billing appears twice") {
 		t.Fatalf("a subscription twice: %v", err)

@@ -24,6 +24,9 @@ type Limits struct {
 	// MaxSchemaSize bounds one schema in bytes: a registration's request
 	// body holds it, so the service's --max-request-size.
 	MaxSchemaSize int64
+	// MaxSubscriptions bounds the subscription lines (the service's
+	// --max-subscriptions); 0 for no bound.
+	MaxSubscriptions int
 }
 
 // lineOverhead bounds what a line holds besides an event's data or a
@@ -54,7 +57,8 @@ type Reader struct {
 	prevHash     []byte
 	prevTime     string
 	schemas      bool // a schema line was read: no event may follow
-	subs         bool // a subscription line was read: no event or schema may follow
+	subs         int  // subscription lines read: no event or schema may follow one
+	maxSubs      int
 	buf          []byte
 	record       []byte // the record of the last event, reused
 	lineType     []byte
@@ -64,7 +68,7 @@ type Reader struct {
 
 // NewReader returns a Reader of in whose lines hold what limits allow.
 func NewReader(in io.Reader, limits Limits) *Reader {
-	return &Reader{in: bufio.NewReaderSize(in, 1<<20), maxEventSize: limits.MaxEventSize, maxLine: limits.MaxLine(), prevHash: []byte(event.ZeroHash)}
+	return &Reader{in: bufio.NewReaderSize(in, 1<<20), maxEventSize: limits.MaxEventSize, maxLine: limits.MaxLine(), maxSubs: limits.MaxSubscriptions, prevHash: []byte(event.ZeroHash)}
 }
 
 // Next returns the next line's event or schema, io.EOF after the last. An
@@ -136,7 +140,7 @@ func (r *Reader) parse(line []byte) (restore.Item, error) {
 			lineType = append(lineType[:0], t...)
 			return err
 		case "payload":
-			if string(lineType) == "event" && !r.schemas && !r.subs {
+			if string(lineType) == "event" && !r.schemas && r.subs == 0 {
 				f, eventErr = r.fields()
 				if eventErr != nil {
 					return errStop
@@ -161,7 +165,7 @@ func (r *Reader) parse(line []byte) (restore.Item, error) {
 	}
 	switch string(lineType) {
 	case "event":
-		if r.subs {
+		if r.subs > 0 {
 			return restore.Item{}, errors.New("an event after the subscriptions")
 		}
 		if r.schemas {
@@ -176,14 +180,16 @@ func (r *Reader) parse(line []byte) (restore.Item, error) {
 		w, err := r.event(f)
 		return restore.Item{Event: w}, err
 	case "schema":
-		if r.subs {
+		if r.subs > 0 {
 			return restore.Item{}, errors.New("a schema after the subscriptions")
 		}
 		r.schemas = true
 		sw, err := r.schema(payload)
 		return restore.Item{Schema: sw}, err
 	case "subscription":
-		r.subs = true
+		if r.subs++; r.maxSubs > 0 && r.subs > r.maxSubs {
+			return restore.Item{}, fmt.Errorf("%w (the limit is %d)", subscriptions.ErrTooMany, r.maxSubs)
+		}
 		state, err := subscriptions.FromBackup(payload, r.next, time.Now())
 		return restore.Item{State: state}, err
 	case "error":

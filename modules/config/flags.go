@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/eventstore-service/eventstore/modules/subscriptions"
 )
 
 // Flag names of `eventstore run`.
@@ -91,7 +93,7 @@ func Flags() []cli.Flag {
 		&cli.DurationFlag{Name: FlagRequestBodyIdleTimeout, EnvVars: env(FlagRequestBodyIdleTimeout), Value: 30 * time.Second, Usage: "longest pause between bytes of a request body, restore included; then 408"},
 		&cli.DurationFlag{Name: FlagRequestBodyTimeout, EnvVars: env(FlagRequestBodyTimeout), Value: 60 * time.Second, Usage: "longest time to receive a whole request body, restore excluded; then 408"},
 		&cli.IntFlag{Name: FlagMaxEventSchemas, EnvVars: env(FlagMaxEventSchemas), Value: 10_000, Usage: "event schemas that may be registered; more answer 409"},
-		&cli.IntFlag{Name: FlagMaxSubscriptions, EnvVars: env(FlagMaxSubscriptions), Value: 1000, Usage: "subscriptions that may exist; more answer 409"},
+		&cli.IntFlag{Name: FlagMaxSubscriptions, EnvVars: env(FlagMaxSubscriptions), Value: subscriptions.DefaultMaxSubscriptions, Usage: "subscriptions that may exist; more answer 409"},
 		&cli.DurationFlag{Name: FlagSubscriptionLeaseTimeout, EnvVars: env(FlagSubscriptionLeaseTimeout), Value: 10 * time.Second, Usage: "reserved for PostgreSQL mode, where subscriptions answer 501 for now"},
 		&cli.BoolFlag{Name: FlagReadOnly, EnvVars: env(FlagReadOnly), Usage: "start in read-only mode: writes and schema registrations answer 503"},
 	}

@@ -113,6 +113,9 @@ func New(s *store.Store, emitter *event.Emitter, events *envelope.Builder, metri
 	a := &API{store: s, emitter: emitter, events: events, maxEventSize: opts.MaxEventSize, stopping: opts.Stopping, restores: opts.Restores,
 		backup:  backup.Limits{MaxEventSize: opts.MaxEventSize, MaxSchemaSize: opts.MaxRequestSize},
 		metrics: metrics, log: log, eventql: opts.EventQL, subs: opts.Subscriptions}
+	if a.subs != nil {
+		a.backup.MaxSubscriptions = a.subs.Limit()
+	}
 	a.scanners.New = func() any { return jsonscan.New(nil) }
 	unbounded := func(n int) int {
 		if n <= 0 {

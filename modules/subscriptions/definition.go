@@ -19,6 +19,9 @@ const (
 	DefaultMaxInFlight = 100
 	DefaultAckTimeout  = 30 * time.Second
 	DefaultDeliveries  = 10
+	// DefaultMaxSubscriptions is how many subscriptions may exist unless
+	// the service says otherwise (--max-subscriptions).
+	DefaultMaxSubscriptions = 1000
 )
 
 // ValidName reports whether s names a subscription or a consumer: 1–128

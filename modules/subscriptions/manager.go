@@ -104,6 +104,9 @@ func NewManager(s *store.Store, limit int) *Manager {
 	return &Manager{store: s, limit: limit, now: time.Now, batch: pollLimit, subs: map[string]*subscription{}}
 }
 
+// Limit returns the most subscriptions that may exist.
+func (m *Manager) Limit() int { return m.limit }
+
 // Load reads the stored subscriptions, after the store started or a
 // restore into it (when there were none). Their deliveries in flight are
 // sent again to the consumers that connect.
