@@ -110,6 +110,16 @@ func TestExactlyOnceReactions(t *testing.T) {
 		inst = harness.Start(t, bin, args...)
 		srv.set(inst.URL("http"))
 	}
+	waitSettled(t, inst, "invoicing")
+	stop()
+	wg.Wait()
+	checkOneInvoiceEach(t, inst, orders, &written, &refused)
+}
+
+// waitSettled waits until the subscription name has no lag and nothing in
+// flight, and fails if it parked events.
+func waitSettled(t *testing.T, target harness.Target, name string) {
+	t.Helper()
 	deadline := time.Now().Add(90 * time.Second)
 	for {
 		var info struct {
@@ -117,7 +127,7 @@ func TestExactlyOnceReactions(t *testing.T) {
 			InFlight int `json:"inFlight"`
 			Parked   int `json:"parked"`
 		}
-		r := inst.Do("POST", "/api/v1/read-subscription", harness.Token, `{"subscription":"invoicing"}`)
+		r := target.Do("POST", "/api/v1/read-subscription", harness.Token, fmt.Sprintf(`{"subscription":%q}`, name))
 		if err := json.Unmarshal(r.Body, &info); err != nil {
 			t.Fatalf("read-subscription: %v %s", err, r.Body)
 		}
@@ -125,18 +135,21 @@ func TestExactlyOnceReactions(t *testing.T) {
 			if info.Parked != 0 {
 				t.Fatalf("%d orders parked", info.Parked)
 			}
-			break
+			return
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("not done: %+v", info)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	stop()
-	wg.Wait()
+}
 
+// checkOneInvoiceEach fails unless each of the orders has exactly one
+// invoice.
+func checkOneInvoiceEach(t *testing.T, target harness.Target, orders int, written, refused *atomic.Int64) {
+	t.Helper()
 	invoices := map[string]int{}
-	for _, l := range stream(t, inst, "/api/v1/read-events", `{"subject":"/invoices","options":{"recursive":true}}`) {
+	for _, l := range stream(t, target, "/api/v1/read-events", `{"subject":"/invoices","options":{"recursive":true}}`) {
 		var e struct {
 			Subject string `json:"subject"`
 		}

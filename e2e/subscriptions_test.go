@@ -269,17 +269,6 @@ func TestSubscriptionsSurviveARestart(t *testing.T) {
 	}
 }
 
-// TestSubscriptionsInPostgresMode: every route, and write-events with
-// acknowledge, answer 501 until subscriptions work across nodes.
-func TestSubscriptionsInPostgresMode(t *testing.T) {
-	nodes := startPostgres(t, 1)
-	for _, path := range []string{"create-subscription", "read-subscriptions", "consume-subscription", "acknowledge-deliveries"} {
-		checkError(t, nodes.Do("POST", "/api/v1/"+path, harness.Token, `{"subscription":"s","subject":"/a"}`), 501, "not implemented: subscriptions in PostgreSQL mode")
-	}
-	checkError(t, nodes.Do("POST", "/api/v1/write-events", harness.Token, `{"events":[{"source":"https://x","subject":"/a","type":"io.example.x","data":{}}],"acknowledge":{"subscription":"s","deliveries":["x"]}}`),
-		501, "not implemented: subscriptions in PostgreSQL mode")
-}
-
 // TestRebalancing grows the consumers of 16 partitions from 1 to 4 and
 // shrinks them to 2: after each change the assignments cover the
 // partitions once with shares that differ by at most one, and between two

@@ -480,23 +480,24 @@ func TestUISubscriptionsMany(t *testing.T) {
 	}
 }
 
-// TestUISubscriptionsPostgresMode: where every subscription route answers
-// 501, the view says so in words.
+// TestUISubscriptionsPostgresMode: on a node of a PostgreSQL-mode cluster
+// the view lists a subscription created on another node, with its
+// consumer on a third.
 func TestUISubscriptionsPostgresMode(t *testing.T) {
-	node := startPostgres(t, 1, "--with-ui").Nodes()[0]
+	nodes := startPostgres(t, 3, "--with-ui").Nodes()
+	if r := nodes[1].Do("POST", "/api/v1/create-subscription", harness.Token, `{"subscription":"billing","subject":"/orders"}`); r.StatusCode != 200 {
+		t.Fatalf("create: %d %s", r.StatusCode, r.Body)
+	}
+	consume(t, nodes[2], "billing", "w1")
 	b := newBrowser(t, 1280, 900)
-	b.signIn(node, harness.Token)
+	b.signIn(nodes[0], harness.Token)
 	b.run("dashboard", chromedp.WaitVisible(`#view-dashboard[data-loaded="true"]`, chromedp.ByQuery))
 	b.eval(`location.hash = "#/subscriptions"`, nil)
-	b.waitFor("unavailable", `document.querySelector("#view-subscriptions").dataset.state === "unavailable"`, 10*time.Second)
-	if text := b.text("#subscriptions-unavailable"); !strings.Contains(text, "not available on this server: it runs in PostgreSQL mode") ||
-		!strings.Contains(text, "not implemented: subscriptions in PostgreSQL mode") {
-		t.Errorf("the view says %q", text)
-	}
-	var mainHidden bool
-	if b.eval(`document.querySelector("#subscriptions-main").hidden`, &mainHidden); !mainHidden {
-		t.Errorf("the list is shown in PostgreSQL mode")
-	}
+	b.waitFor("subscriptions listed", `document.querySelector("#view-subscriptions").dataset.state === "ready"`, 10*time.Second)
+	b.waitFor("billing listed", `document.querySelector('#subscriptions-list [data-name="billing"]')`, 10*time.Second)
+	b.run("open billing", chromedp.Click(`#subscriptions-list [data-name="billing"]`, chromedp.ByQuery))
+	b.waitFor("billing loaded", `document.querySelector('#subscription-detail[data-name="billing"][data-loaded="true"]')`, 10*time.Second)
+	b.waitFor("its consumer on the third node", `document.querySelector("#subscription-consumers").textContent.includes("w1")`, 10*time.Second)
 	b.screenshot("subscriptions-postgres")
 	if errs := b.consoleErrors(); len(errs) > 0 {
 		t.Errorf("console errors: %v", errs)

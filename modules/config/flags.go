@@ -94,7 +94,7 @@ func Flags() []cli.Flag {
 		&cli.DurationFlag{Name: FlagRequestBodyTimeout, EnvVars: env(FlagRequestBodyTimeout), Value: 60 * time.Second, Usage: "longest time to receive a whole request body, restore excluded; then 408"},
 		&cli.IntFlag{Name: FlagMaxEventSchemas, EnvVars: env(FlagMaxEventSchemas), Value: 10_000, Usage: "event schemas that may be registered; more answer 409"},
 		&cli.IntFlag{Name: FlagMaxSubscriptions, EnvVars: env(FlagMaxSubscriptions), Value: subscriptions.DefaultMaxSubscriptions, Usage: "subscriptions that may exist; more answer 409"},
-		&cli.DurationFlag{Name: FlagSubscriptionLeaseTimeout, EnvVars: env(FlagSubscriptionLeaseTimeout), Value: 10 * time.Second, Usage: "reserved for PostgreSQL mode, where subscriptions answer 501 for now"},
+		&cli.DurationFlag{Name: FlagSubscriptionLeaseTimeout, EnvVars: env(FlagSubscriptionLeaseTimeout), Value: 10 * time.Second, Usage: "PostgreSQL mode: after this long without renewal a node's subscription leases pass to consumers on other nodes"},
 		&cli.BoolFlag{Name: FlagReadOnly, EnvVars: env(FlagReadOnly), Usage: "start in read-only mode: writes and schema registrations answer 503"},
 	}
 }

@@ -43,10 +43,10 @@ type API struct {
 	log          *zap.Logger
 	eventql      QueryLimits
 	restores     Restores
-	streams      *admission             // read, observe, subject, event-type and backup streams, and those admitted by AdmitStream
-	queries      *admission             // run-eventql-query
-	scanners     sync.Pool              // of *jsonscan.Scanner, whose scratch buffers outlive a request
-	subs         *subscriptions.Manager // nil: the subscription routes answer 501
+	streams      *admission // read, observe, subject, event-type and backup streams, and those admitted by AdmitStream
+	queries      *admission // run-eventql-query
+	scanners     sync.Pool  // of *jsonscan.Scanner, whose scratch buffers outlive a request
+	subs         *subscriptions.Manager
 }
 
 // Options configure the API.

@@ -1,6 +1,9 @@
 package eventapi
 
 import (
+	"context"
+
+	"github.com/google/uuid"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/fx"
 	"go.uber.org/zap"
@@ -23,7 +26,7 @@ var Module = fx.Module("eventapi",
 		func(cfg config.Config) *event.Emitter { return event.NewEmitter(cfg.SigningKey) },
 		NewMetrics,
 		func(cfg config.Config) *eventql.MemoryPool { return queryPool(cfg.MemoryLimit) },
-		fx.Annotate(newSubscriptions, fx.OnStart(loadSubscriptions)),
+		fx.Annotate(newSubscriptions, fx.OnStart(loadSubscriptions), fx.OnStop(stopSubscriptions)),
 		newAPI,
 		httpserver.AsRoutes(func(a *API) []httpkit.Route { return a.Routes() }),
 	),
@@ -60,21 +63,30 @@ func newAPI(p apiParams) *API {
 	})
 }
 
-// newSubscriptions returns the manager of the subscriptions of s, none in
-// PostgreSQL mode (its routes answer 501 there).
+// newSubscriptions returns the manager of the subscriptions of s; in
+// PostgreSQL mode it serves them as one node among others, under a name of
+// its own.
 func newSubscriptions(s *store.Store, cfg config.Config) *subscriptions.Manager {
+	m := subscriptions.NewManager(s, cfg.MaxSubscriptions)
 	if cfg.StorageBackend == config.BackendPostgres {
-		return nil
+		m.Share(uuid.NewString(), cfg.SubscriptionLeaseTimeout)
 	}
-	return subscriptions.NewManager(s, cfg.MaxSubscriptions)
+	return m
 }
 
-// loadSubscriptions reads the stored subscriptions once the store runs.
+// loadSubscriptions reads the stored subscriptions once the store runs,
+// and starts keeping the node's leases in PostgreSQL mode.
 func loadSubscriptions(m *subscriptions.Manager) error {
-	if m == nil {
-		return nil
+	if err := m.Load(); err != nil {
+		return err
 	}
-	return m.Load()
+	m.Start()
+	return nil
+}
+
+// stopSubscriptions stops keeping the node's leases and gives them up.
+func stopSubscriptions(ctx context.Context, m *subscriptions.Manager) error {
+	return m.Stop(ctx)
 }
 
 // registerPoolGauge shows how much of the shared query memory is taken.

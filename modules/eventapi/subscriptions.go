@@ -38,40 +38,24 @@ const (
 	maxReasonLength = 1024
 )
 
-// errSubscriptionsInPostgres answers every subscription route in
-// PostgreSQL mode.
-var errSubscriptionsInPostgres = httpkit.Errorf(http.StatusNotImplemented, "not implemented: subscriptions in PostgreSQL mode")
-
 // subscriptionRoutes returns the routes of the subscription endpoints.
 func (a *API) subscriptionRoutes() []httpkit.Route {
 	route := func(path string, h http.HandlerFunc) httpkit.Route {
-		return httpkit.Route{Method: http.MethodPost, Path: path, Handler: a.withSubscriptions(h)}
+		return httpkit.Route{Method: http.MethodPost, Path: path, Handler: h}
 	}
 	return []httpkit.Route{
 		route(CreateSubscriptionPath, a.createSubscription),
-		{Method: http.MethodPost, Path: ReadSubscriptionsPath, Handler: a.streams.admit(a.withSubscriptions(a.readSubscriptions).ServeHTTP)},
+		{Method: http.MethodPost, Path: ReadSubscriptionsPath, Handler: a.streams.admit(a.readSubscriptions)},
 		route(ReadSubscriptionPath, a.readSubscription),
 		route(DeleteSubscriptionPath, a.deleteSubscription),
 		route(ResetSubscriptionPath, a.resetSubscription),
-		{Method: http.MethodPost, Path: ConsumeSubscriptionPath, Handler: a.streams.admit(a.withSubscriptions(a.consumeSubscription).ServeHTTP)},
+		{Method: http.MethodPost, Path: ConsumeSubscriptionPath, Handler: a.streams.admit(a.consumeSubscription)},
 		route(AcknowledgePath, a.settleHandler(subscriptions.Acknowledge, "acknowledged")),
 		route(RetryPath, a.settleHandler(subscriptions.Retry, "retried")),
 		route(ParkPath, a.settleHandler(subscriptions.Park, "parked")),
-		{Method: http.MethodPost, Path: ReadParkedEventsPath, Handler: a.streams.admit(a.withSubscriptions(a.readParkedEvents).ServeHTTP)},
+		{Method: http.MethodPost, Path: ReadParkedEventsPath, Handler: a.streams.admit(a.readParkedEvents)},
 		route(ReplayParkedEventsPath, a.replayParkedEvents),
 	}
-}
-
-// withSubscriptions answers 501 without a subscription manager (PostgreSQL
-// mode).
-func (a *API) withSubscriptions(h http.HandlerFunc) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if a.subs == nil {
-			httpkit.RefuseBody(w, r, errSubscriptionsInPostgres)
-			return
-		}
-		h(w, r)
-	})
 }
 
 // subscriptionError translates an error of the subscription manager.
@@ -574,9 +558,6 @@ func readOne(view *store.View, id uint64) (event.Record, error) {
 func (a *API) decodeAcknowledge(raw []byte) (*subscriptions.Settle, error) {
 	if string(bytes.TrimSpace(raw)) == "null" {
 		return nil, nil
-	}
-	if a.subs == nil {
-		return nil, errSubscriptionsInPostgres
 	}
 	var body struct {
 		nameBody

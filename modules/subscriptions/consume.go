@@ -2,6 +2,7 @@ package subscriptions
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/eventstore-service/eventstore/modules/event"
@@ -18,12 +19,20 @@ func (m *Manager) Connect(ctx context.Context, subscriptionName, name string) (*
 	if err != nil {
 		return nil, err
 	}
+	if m.shared != nil && !m.shared.valid() {
+		if err := m.renew(ctx, true); err != nil {
+			return nil, err
+		}
+	}
 	sub.mu.Lock()
 	defer sub.mu.Unlock()
 	if sub.deleted {
 		return nil, ErrNotFound
 	}
 	c := &Consumer{Name: name, ConnectedAt: m.now().UTC(), sub: sub, ended: make(chan struct{}), changed: make(chan struct{})}
+	if m.shared != nil {
+		return c, m.connectShared(ctx, sub, c)
+	}
 	consumers := []*Consumer{}
 	var replaced *Consumer
 	for _, old := range sub.consumers {
@@ -58,7 +67,49 @@ func (m *Manager) Disconnect(ctx context.Context, c *Consumer) error {
 		return nil // replaced, or its subscription deleted
 	}
 	rest := append(sub.consumers[:i:i], sub.consumers[i+1:]...)
+	if m.shared != nil {
+		sub.consumers = rest
+		return m.disconnectShared(ctx, sub, c)
+	}
 	return m.rebalance(ctx, sub, rest, "")
+}
+
+// connectShared adds c to sub on a shared backend: it records c as this
+// node's consumer (a consumer of its name elsewhere is replaced: its node
+// ends it when it sees this) and reconciles. The caller holds sub.mu.
+func (m *Manager) connectShared(ctx context.Context, sub *subscription, c *Consumer) error {
+	if err := m.register(ctx, sub, c, store.AnyVersion); err != nil {
+		return err
+	}
+	consumers := []*Consumer{}
+	for _, old := range sub.consumers {
+		if old.Name == c.Name {
+			old.end(ErrReplaced)
+			continue
+		}
+		consumers = append(consumers, old)
+	}
+	sub.consumers = append(consumers, c)
+	m.observe(ctx)                    // the other nodes' leases, before taking what they hold
+	_ = m.reconcile(ctx, sub, c.Name) // else the next tick does
+	return nil
+}
+
+// disconnectShared removes the record of c, if it is still this node's,
+// and reconciles: c's partitions go. The caller holds sub.mu.
+func (m *Manager) disconnectShared(ctx context.Context, sub *subscription, c *Consumer) error {
+	reg, err := m.registry(sub)
+	if err != nil {
+		return err
+	}
+	if e, ok := reg[c.Name]; ok && e.Node == m.shared.node {
+		_, err := m.store.Commit(ctx, store.Request{InReadOnly: true, Changes: []store.Change{{Space: spaceConsumers,
+			Key: sub.def.Name + "/" + c.Name, Expect: e.version}}})
+		if err != nil {
+			return err
+		}
+	}
+	return m.reconcile(ctx, sub, "")
 }
 
 // rebalance gives sub the consumers and moves its partitions to the owners
@@ -95,13 +146,21 @@ func (m *Manager) rebalance(ctx context.Context, sub *subscription, consumers []
 		}
 	}
 	sub.consumers = consumers
-	for _, c := range consumers {
-		if touched[c.Name] {
+	for name := range touched {
+		sub.notify(name)
+	}
+	return nil
+}
+
+// notify tells the consumer name, if connected, that its partitions
+// changed. The caller holds sub.mu.
+func (sub *subscription) notify(name string) {
+	for _, c := range sub.consumers {
+		if c.Name == name {
 			close(c.changed)
 			c.changed = make(chan struct{})
 		}
 	}
-	return nil
 }
 
 // Delivered is one delivery of an event to a consumer.
@@ -153,7 +212,7 @@ func (m *Manager) Poll(ctx context.Context, c *Consumer) (out []Delivered, more 
 			parts = append(parts, i) // what this poll may change
 		}
 	}
-	if len(owned) == 0 {
+	if len(owned) == 0 || (m.shared != nil && !m.shared.valid()) {
 		return nil, false, nil
 	}
 	now := m.now()
@@ -200,6 +259,17 @@ func (m *Manager) Poll(ctx context.Context, c *Consumer) (out []Delivered, more 
 		more = cut
 		return parkedChanges, err
 	})
+	if errors.Is(err, errFenced) {
+		// Another node changed a partition: read them again, and poll again.
+		if err := m.refreshAll(sub); err != nil {
+			if errors.Is(err, errPartitionGone) {
+				m.gone(sub)
+				return nil, false, ErrDeleted
+			}
+			return nil, false, err
+		}
+		return nil, true, nil
+	}
 	if err != nil {
 		return nil, false, err
 	}
@@ -241,6 +311,9 @@ func (sub *subscription) work(owned []int, now time.Time, count uint64) bool {
 // NextDue returns when the first delivery of c's partitions is due again,
 // false when none is in flight.
 func (m *Manager) NextDue(c *Consumer) (time.Time, bool) {
+	if m.shared != nil && !m.shared.valid() {
+		return m.now().Add(RenewInterval / 4), true // look again once the lease is renewed
+	}
 	c.sub.mu.Lock()
 	defer c.sub.mu.Unlock()
 	var next time.Time

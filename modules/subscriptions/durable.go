@@ -22,6 +22,8 @@ import (
 //	subscriptions.replays     <name>/<partition>/<id>     a parked event delivered once more
 //	                                                      (its attempt)
 //	subscriptions.parked      <name>/<id>                 a parked event
+//	subscriptions.consumers   <name>/<consumer>           a connected consumer and its node (shared backend)
+//	subscriptions.nodes       <node>                      a node's lease (shared backend)
 //
 // Partitions and ids are zero-padded decimals, so that key order is
 // numeric order. Every record is small: an acknowledgement changes one
@@ -34,6 +36,8 @@ const (
 	spaceDeliveries  = "subscriptions.deliveries"
 	spaceReplays     = "subscriptions.replays"
 	spaceParked      = "subscriptions.parked"
+	spaceConsumers   = "subscriptions.consumers"
+	spaceNodes       = "subscriptions.nodes"
 )
 
 // Layout is the version of the layout above that this package reads and
@@ -111,17 +115,26 @@ func decodeDefinition(name string, raw []byte) (Definition, time.Time, error) {
 	return d, r.CreatedAt, nil
 }
 
-// partitionRecord is the stored form of a partition's epoch and floor.
+// partitionRecord is the stored form of a partition's epoch and floor. On
+// a shared backend it also names the owner (its node and consumer) and
+// counts the changes of the partition's records (Seq), which fences every
+// change against those made since its author read them (shared.go).
 type partitionRecord struct {
-	Epoch uint64 `json:"epoch"`
-	Floor uint64 `json:"floor"`
+	Epoch    uint64 `json:"epoch"`
+	Floor    uint64 `json:"floor"`
+	Node     string `json:"node,omitempty"`
+	Consumer string `json:"consumer,omitempty"`
+	Seq      uint64 `json:"seq,omitempty"`
 }
 
 // deliveryRecord is the stored form of an event above a floor: its attempt
-// while in flight, or settled.
+// while in flight, or settled. RetryAt (Unix nanoseconds) is when a retry
+// settled on a node that does not own the partition asks for the event
+// again.
 type deliveryRecord struct {
-	Attempt int  `json:"attempt,omitempty"`
-	Settled bool `json:"settled,omitempty"`
+	Attempt int   `json:"attempt,omitempty"`
+	Settled bool  `json:"settled,omitempty"`
+	RetryAt int64 `json:"retryAt,omitempty"`
 }
 
 // ParkedRecord is the stored form of a parked event.
@@ -208,42 +221,91 @@ func (w *walk) next() (entry, bool) {
 	return entry{}, false
 }
 
-// loadSnapshots reads the stored partitions of subscription name.
-func loadSnapshots(s *store.Store, name string, partitions int) ([]Snapshot, error) {
+// loadSnapshots reads the stored partitions of subscription name, and
+// their stored owners and change counts.
+func loadSnapshots(s *store.Store, name string, partitions int) ([]Snapshot, []partitionRecord, error) {
 	out := make([]Snapshot, partitions)
+	recs := make([]partitionRecord, partitions)
 	for p := range out {
-		r, found, err := s.State(spacePartitions, partitionKey(name, p))
+		pr, err := readPartitionRecord(s, name, p)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		if !found {
-			return nil, fmt.Errorf("subscription %s: partition %d is not stored", name, p)
-		}
-		var pr partitionRecord
-		if err := json.Unmarshal(r.Value, &pr); err != nil {
-			return nil, fmt.Errorf("subscription %s, partition %d: %w", name, p, err)
-		}
-		out[p] = Snapshot{Epoch: pr.Epoch, Floor: pr.Floor}
+		out[p], recs[p] = Snapshot{Epoch: pr.Epoch, Floor: pr.Floor}, pr
 	}
-	err := eachRecord(s, spaceDeliveries, name, partitions, func(p int, id uint64, dr deliveryRecord) {
-		if dr.Settled {
-			out[p].Settled = append(out[p].Settled, id)
-		} else {
-			out[p].InFlight = append(out[p].InFlight, SnapshotAttempt{EventID: id, Attempt: dr.Attempt})
-		}
+	err := eachRecord(s, spaceDeliveries, name, name+"/", partitions, func(p int, id uint64, dr deliveryRecord) {
+		addDelivery(&out[p], id, dr)
 	})
 	if err == nil {
-		err = eachRecord(s, spaceReplays, name, partitions, func(p int, id uint64, dr deliveryRecord) {
+		err = eachRecord(s, spaceReplays, name, name+"/", partitions, func(p int, id uint64, dr deliveryRecord) {
 			out[p].Replays = append(out[p].Replays, SnapshotAttempt{EventID: id, Attempt: dr.Attempt})
 		})
 	}
-	return out, err
+	return out, recs, err
+}
+
+// loadPartition reads partition p of subscription name: its snapshot, the
+// retries asked for by other nodes (event id → Unix nanoseconds), and its
+// record.
+func loadPartition(s *store.Store, name string, p, partitions int) (Snapshot, map[uint64]int64, partitionRecord, error) {
+	pr, err := readPartitionRecord(s, name, p)
+	if err != nil {
+		return Snapshot{}, nil, pr, err
+	}
+	snap := Snapshot{Epoch: pr.Epoch, Floor: pr.Floor}
+	var retries map[uint64]int64
+	prefix := partitionKey(name, p) + "/"
+	err = eachRecord(s, spaceDeliveries, name, prefix, partitions, func(_ int, id uint64, dr deliveryRecord) {
+		addDelivery(&snap, id, dr)
+		if dr.RetryAt != 0 {
+			if retries == nil {
+				retries = map[uint64]int64{}
+			}
+			retries[id] = dr.RetryAt
+		}
+	})
+	if err == nil {
+		err = eachRecord(s, spaceReplays, name, prefix, partitions, func(_ int, id uint64, dr deliveryRecord) {
+			snap.Replays = append(snap.Replays, SnapshotAttempt{EventID: id, Attempt: dr.Attempt})
+		})
+	}
+	return snap, retries, pr, err
+}
+
+// readPartitionRecord reads the record of partition p of subscription
+// name; errPartitionGone when there is none (the subscription was deleted).
+func readPartitionRecord(s *store.Store, name string, p int) (partitionRecord, error) {
+	var pr partitionRecord
+	r, found, err := s.State(spacePartitions, partitionKey(name, p))
+	if err != nil {
+		return pr, err
+	}
+	if !found {
+		return pr, fmt.Errorf("subscription %s: partition %d: %w", name, p, errPartitionGone)
+	}
+	if err := json.Unmarshal(r.Value, &pr); err != nil {
+		return pr, fmt.Errorf("subscription %s, partition %d: %w", name, p, err)
+	}
+	return pr, nil
+}
+
+// errPartitionGone reports a partition without its record.
+var errPartitionGone = errors.New("the partition is not stored")
+
+// addDelivery adds the record of event id to snap.
+func addDelivery(snap *Snapshot, id uint64, dr deliveryRecord) {
+	if dr.Settled {
+		snap.Settled = append(snap.Settled, id)
+	} else {
+		snap.InFlight = append(snap.InFlight, SnapshotAttempt{EventID: id, Attempt: dr.Attempt})
+	}
 }
 
 // eachRecord calls fn with every record of space of subscription name,
-// keyed <name>/<partition>/<id>, in key order.
-func eachRecord(s *store.Store, space, name string, partitions int, fn func(p int, id uint64, dr deliveryRecord)) error {
-	it := s.States(space, name+"/")
+// keyed <name>/<partition>/<id>, whose key starts with prefix, in key
+// order.
+func eachRecord(s *store.Store, space, name, prefix string, partitions int, fn func(p int, id uint64, dr deliveryRecord)) error {
+	it := s.States(space, prefix)
 	for it.Next() {
 		r := it.Record()
 		parts := strings.Split(strings.TrimPrefix(r.Key, name+"/"), "/")

@@ -20,6 +20,11 @@ func (m *Manager) Lag(name string) (uint64, error) {
 	}
 	sub.mu.Lock()
 	defer sub.mu.Unlock()
+	if sub.node != "" {
+		if err := m.refreshAll(sub); err != nil { // the cursors of other nodes
+			return 0, m.missing(sub, err)
+		}
+	}
 	view := m.store.View()
 	c := &sub.lag
 	if c.ahead == nil {

@@ -41,6 +41,9 @@ type Manager struct {
 	subs map[string]*subscription
 	// layout says that the store records Layout.
 	layout bool
+	// shared is what a node of a shared backend knows of the leases, nil
+	// on a backend of one node.
+	shared *cluster
 }
 
 // subscription is one subscription with its partitions and consumers.
@@ -55,6 +58,11 @@ type subscription struct {
 	lag       lagCount
 	saved     []Partition // commit's copies of partitions, their slices reused
 	routes    routes
+	// node is this node's name on a shared backend, else "": then recs are
+	// the partitions' records as this node last read or wrote them
+	// (shared.go).
+	node string
+	recs []partitionRecord
 }
 
 // Outcomes count what became of a subscription's deliveries.
@@ -120,41 +128,67 @@ func (m *Manager) Load() error {
 	if m.layout, err = checkLayout(m.store); err != nil {
 		return err
 	}
-	it := m.store.States(spaceDefinitions, "")
-	type stored struct {
-		def     Definition
-		created time.Time
+	stored, err := m.definitions()
+	if err != nil {
+		return err
 	}
-	var all []stored
+	for name, st := range stored {
+		if m.subs[name], err = m.loadSubscription(st); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// storedDefinition is a definition as stored, with its creation time.
+type storedDefinition struct {
+	def     Definition
+	created time.Time
+}
+
+// definitions reads the stored definitions, by name.
+func (m *Manager) definitions() (map[string]storedDefinition, error) {
+	out := map[string]storedDefinition{}
+	it := m.store.States(spaceDefinitions, "")
 	for it.Next() {
 		r := it.Record()
 		def, created, err := decodeDefinition(r.Key, bytes.Clone(r.Value))
 		if err != nil {
 			it.Close()
-			return err
+			return nil, err
 		}
-		all = append(all, stored{def, created})
+		out[r.Key] = storedDefinition{def, created}
 	}
-	if err := it.Close(); err != nil {
-		return err
+	return out, it.Close()
+}
+
+// loadSubscription reads the stored partitions of st; none has an owner.
+func (m *Manager) loadSubscription(st storedDefinition) (*subscription, error) {
+	snaps, recs, err := loadSnapshots(m.store, st.def.Name, st.def.Options.Partitions)
+	if err != nil {
+		return nil, err
 	}
 	now := m.now()
-	for _, st := range all {
-		snaps, err := loadSnapshots(m.store, st.def.Name, st.def.Options.Partitions)
+	sub := m.newSubscription(st.def, st.created)
+	sub.recs = recs
+	for p, snap := range snaps {
+		part, err := Restore(p, st.def.Options, snap, now)
 		if err != nil {
-			return err
+			return nil, fmt.Errorf("subscription %s: %w", st.def.Name, err)
 		}
-		sub := &subscription{def: st.def, createdAt: st.created}
-		for p, snap := range snaps {
-			part, err := Restore(p, st.def.Options, snap, now)
-			if err != nil {
-				return fmt.Errorf("subscription %s: %w", st.def.Name, err)
-			}
-			sub.parts = append(sub.parts, part)
-		}
-		m.subs[st.def.Name] = sub
+		sub.parts = append(sub.parts, part)
 	}
-	return nil
+	return sub, nil
+}
+
+// newSubscription returns the subscription d, created at created, without
+// partitions.
+func (m *Manager) newSubscription(d Definition, created time.Time) *subscription {
+	sub := &subscription{def: d, createdAt: created, recs: make([]partitionRecord, d.Options.Partitions)}
+	if m.shared != nil {
+		sub.node = m.shared.node
+	}
+	return sub
 }
 
 // Create creates the subscription d, its partitions starting at d's start
@@ -164,6 +198,22 @@ func (m *Manager) Load() error {
 func (m *Manager) Create(ctx context.Context, d Definition) (Info, error) {
 	if err := d.Validate(); err != nil {
 		return Info{}, err
+	}
+	for attempt := 1; ; attempt++ {
+		info, err := m.create(ctx, d)
+		if !errors.Is(err, errCreatedElsewhere) || attempt == 3 {
+			return info, err
+		}
+	}
+}
+
+// create is Create once: on a shared backend another node may create the
+// name at the same moment (errCreatedElsewhere), and Create looks again.
+func (m *Manager) create(ctx context.Context, d Definition) (Info, error) {
+	if m.shared != nil {
+		if err := m.syncDefinitions(); err != nil {
+			return Info{}, err
+		}
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -178,23 +228,32 @@ func (m *Manager) Create(ctx context.Context, d Definition) (Info, error) {
 	}
 	created := m.now().UTC()
 	floor := d.Options.Start.Floor(m.store.Durable())
-	sub := &subscription{def: d, createdAt: created}
+	sub := m.newSubscription(d, created)
 	changes := []store.Change{{Space: spaceDefinitions, Key: d.Name, Value: encodeDefinition(d, created), Expect: 0}}
 	if !m.layout {
 		changes = append(changes, layoutChange())
 	}
 	for p := range d.Options.Partitions {
 		sub.parts = append(sub.parts, NewPartition(p, d.Options, floor))
+		sub.recs[p] = partitionRecord{Floor: floor}
 		changes = append(changes, store.Change{Space: spacePartitions, Key: partitionKey(d.Name, p),
 			Value: mustJSON(partitionRecord{Floor: floor}), Expect: 0})
 	}
 	if _, err := m.store.Commit(ctx, store.Request{Changes: changes}); err != nil {
+		var conflict *store.StateConflictError
+		if m.shared != nil && errors.As(err, &conflict) && conflict.Space == spaceDefinitions {
+			return Info{}, errCreatedElsewhere
+		}
 		return Info{}, err
 	}
 	m.layout = true
 	m.subs[d.Name] = sub
 	return m.info(sub)
 }
+
+// errCreatedElsewhere refuses a creation that another node made at the
+// same moment.
+var errCreatedElsewhere = errors.New("the subscription was created on another node at the same moment")
 
 // Delete removes the subscription name and its state; its consumers end
 // with ErrDeleted.
@@ -211,7 +270,7 @@ func (m *Manager) Delete(ctx context.Context, name string) error {
 	for p := range sub.parts {
 		changes = append(changes, store.Change{Space: spacePartitions, Key: partitionKey(name, p), Expect: store.AnyVersion})
 	}
-	for _, space := range []string{spaceDeliveries, spaceReplays, spaceParked} {
+	for _, space := range []string{spaceDeliveries, spaceReplays, spaceParked, spaceConsumers} {
 		it := m.store.States(space, name+"/")
 		for it.Next() {
 			changes = append(changes, store.Change{Space: space, Key: it.Record().Key, Expect: store.AnyVersion})
@@ -243,15 +302,22 @@ func (m *Manager) Reset(ctx context.Context, name string, start Start) (Info, er
 	sub.mu.Lock()
 	floor := start.Floor(m.store.Durable())
 	now := m.now()
-	_, err = sub.commit(ctx, m.store, store.Request{}, nil, func() ([]store.Change, error) {
-		var parked []store.Change
-		for _, p := range sub.parts {
-			for _, pk := range p.Reset(floor, now) {
-				parked = append(parked, parkChange(sub.def.Name, p.Index, pk))
+	all := make([]int, len(sub.parts))
+	for p := range all {
+		all[p] = p
+	}
+	err = m.retryFenced(sub, all, func() error {
+		_, err := sub.commit(ctx, m.store, store.Request{}, all, func() ([]store.Change, error) {
+			var parked []store.Change
+			for _, p := range sub.parts {
+				for _, pk := range p.Reset(floor, now) {
+					parked = append(parked, parkChange(sub.def.Name, p.Index, pk))
+				}
 			}
-		}
-		sub.lag = lagCount{} // the cursors went back: count afresh
-		return parked, nil
+			sub.lag = lagCount{} // the cursors went back: count afresh
+			return parked, nil
+		})
+		return err
 	})
 	sub.mu.Unlock()
 	if err != nil {
@@ -260,15 +326,31 @@ func (m *Manager) Reset(ctx context.Context, name string, start Start) (Info, er
 	return m.info(sub)
 }
 
-// lookup returns the subscription name, or ErrNotFound.
+// lookup returns the subscription name, or ErrNotFound. On a shared
+// backend it reads the stored definitions first when it does not know the
+// name, or knows it as deleted: another node may have created it.
 func (m *Manager) lookup(name string) (*subscription, error) {
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	sub, ok := m.subs[name]
+	m.mu.Unlock()
+	if m.shared != nil && (!ok || sub.isDeleted()) {
+		if err := m.syncDefinitions(); err != nil {
+			return nil, err
+		}
+		m.mu.Lock()
+		sub, ok = m.subs[name]
+		m.mu.Unlock()
+	}
 	if !ok {
 		return nil, ErrNotFound
 	}
 	return sub, nil
+}
+
+func (sub *subscription) isDeleted() bool {
+	sub.mu.Lock()
+	defer sub.mu.Unlock()
+	return sub.deleted
 }
 
 // commit runs fn on the partitions of sub numbered parts (nil: all) and
@@ -303,8 +385,16 @@ func (sub *subscription) commit(ctx context.Context, s *store.Store, r store.Req
 		return nil, err
 	}
 	r.Changes = append(r.Changes, extra...)
+	changed := make([]bool, len(parts))
 	for i, p := range parts {
+		n := len(r.Changes)
 		r.Changes = append(r.Changes, changes(sub.def.Name, p, &saved[i], sub.parts[p])...)
+		changed[i] = len(r.Changes) > n
+	}
+	var next map[int]partitionRecord
+	if sub.node != "" {
+		markChanged(changed, parts, extra)
+		next = sub.fenced(&r, parts, saved, changed)
 	}
 	if len(r.Changes) == 0 && len(r.Events) == 0 {
 		return nil, nil
@@ -313,6 +403,9 @@ func (sub *subscription) commit(ctx context.Context, s *store.Store, r store.Req
 	if err != nil {
 		restore()
 		return nil, err
+	}
+	for p, rec := range next {
+		sub.recs[p] = rec
 	}
 	return records, nil
 }
@@ -339,6 +432,11 @@ type Counts struct {
 // Counts returns the figures of every subscription, by name, without
 // reading the log (the lag is Lag's).
 func (m *Manager) Counts() ([]Counts, error) {
+	if m.shared != nil {
+		if err := m.syncDefinitions(); err != nil {
+			return nil, err
+		}
+	}
 	m.mu.Lock()
 	subs := make([]*subscription, 0, len(m.subs))
 	for _, sub := range m.subs {
@@ -402,6 +500,11 @@ func (m *Manager) Get(name string) (Info, error) {
 
 // List returns the infos of every subscription, by name.
 func (m *Manager) List() ([]Info, error) {
+	if m.shared != nil {
+		if err := m.syncDefinitions(); err != nil {
+			return nil, err
+		}
+	}
 	m.mu.Lock()
 	names := make([]string, 0, len(m.subs))
 	for name := range m.subs {
@@ -426,23 +529,51 @@ func (m *Manager) List() ([]Info, error) {
 func (m *Manager) info(sub *subscription) (Info, error) {
 	sub.mu.Lock()
 	defer sub.mu.Unlock()
+	if sub.deleted {
+		return Info{}, ErrNotFound
+	}
+	consumers := make([]ConsumerInfo, 0, len(sub.consumers))
+	for _, c := range sub.consumers {
+		consumers = append(consumers, ConsumerInfo{Name: c.Name, ConnectedAt: c.ConnectedAt})
+	}
+	if sub.node != "" { // the partitions and consumers of every node
+		if err := m.refreshAll(sub); err != nil {
+			return Info{}, m.missing(sub, err)
+		}
+		reg, err := m.registry(sub)
+		if err != nil {
+			return Info{}, err
+		}
+		consumers = consumers[:0]
+		for name, e := range reg {
+			consumers = append(consumers, ConsumerInfo{Name: name, ConnectedAt: e.ConnectedAt})
+		}
+		slices.SortFunc(consumers, func(a, b ConsumerInfo) int {
+			if c := a.ConnectedAt.Compare(b.ConnectedAt); c != 0 {
+				return c
+			}
+			return strings.Compare(a.Name, b.Name)
+		})
+	}
 	info := Info{Definition: sub.def, CreatedAt: sub.createdAt}
-	for _, p := range sub.parts {
+	for i, p := range sub.parts {
 		pos, ok := p.Position()
 		inFlight := len(p.inFlight) + len(p.replays)
+		owner := p.Owner
+		if owner == "" && sub.recs[i].Node != "" {
+			owner = sub.recs[i].Consumer // held by another node
+		}
 		info.Partitions = append(info.Partitions, PartitionInfo{Partition: p.Index, Position: pos, HasPosition: ok,
-			Consumer: p.Owner, Epoch: p.Epoch, InFlight: inFlight})
+			Consumer: owner, Epoch: p.Epoch, InFlight: inFlight})
 		info.InFlight += inFlight
-	}
-	for _, c := range sub.consumers {
-		ci := ConsumerInfo{Name: c.Name, ConnectedAt: c.ConnectedAt}
-		for _, p := range sub.parts {
-			if p.Owner == c.Name {
-				ci.Partitions = append(ci.Partitions, p.Index)
+		for j := range consumers {
+			if consumers[j].Name == owner {
+				consumers[j].Partitions = append(consumers[j].Partitions, p.Index)
 			}
 		}
-		info.Consumers = append(info.Consumers, ci)
 	}
+	info.Consumers = consumers
+
 	var err error
 	info.Parked, err = m.countParked(sub.def.Name)
 	return info, err

@@ -79,40 +79,17 @@ func (m *Manager) Settle(ctx context.Context, s Settle) (Settled, error) {
 		}
 	}
 	withEvents := len(s.Write.Events) > 0
-	r := s.Write
-	r.InReadOnly = !withEvents
-	var out Settled
-	now := m.now()
-	records, err := sub.commit(ctx, m.store, r, parts, func() ([]store.Change, error) {
-		var extra []store.Change
-		for _, t := range s.Tokens {
-			if t.Subscription != s.Subscription || t.Partition >= len(sub.parts) {
-				out.Stale = append(out.Stale, t)
-				continue
-			}
-			p := sub.parts[t.Partition]
-			var ok bool
-			switch s.Action {
-			case Acknowledge:
-				ok = p.Acknowledge(t)
-			case Retry:
-				ok = p.Retry(t, s.After, now)
-			case Park:
-				var pk Parked
-				if pk, ok = p.Park(t, s.Reason, now); ok {
-					extra = append(extra, parkChange(sub.def.Name, p.Index, pk))
-				}
-			}
-			if ok {
-				out.Done++
-			} else {
-				out.Stale = append(out.Stale, t)
-			}
-		}
-		if withEvents && len(out.Stale) > 0 {
-			return nil, ErrNotHeld
-		}
-		return extra, nil
+	var (
+		out     Settled
+		records []event.Record
+	)
+	err = m.retryFenced(sub, parts, func() error {
+		r := s.Write
+		r.InReadOnly = !withEvents
+		out = Settled{}
+		var err error
+		records, err = sub.commit(ctx, m.store, r, parts, m.settleFunc(sub, s, &out))
+		return err
 	})
 	if errors.Is(err, ErrNotHeld) {
 		sub.outcomes.Stale += uint64(len(out.Stale))
@@ -131,6 +108,83 @@ func (m *Manager) Settle(ctx context.Context, s Settle) (Settled, error) {
 	sub.outcomes.Stale += uint64(len(out.Stale))
 	out.Records = records
 	return out, nil
+}
+
+// retryFenced runs fn, which commits changes of the partitions parts of
+// sub, and on a shared backend runs it again when another node changed
+// one of them in between, after reading them again; mirrors of them (not
+// held here) are read before the first run too. The caller holds sub.mu.
+func (m *Manager) retryFenced(sub *subscription, parts []int, fn func() error) error {
+	if sub.node == "" {
+		return fn()
+	}
+	const attempts = 5
+	for attempt := 1; ; attempt++ {
+		for _, p := range parts {
+			if sub.parts[p].Owner == "" || attempt > 1 {
+				if err := m.refresh(sub, p); err != nil {
+					return m.missing(sub, err)
+				}
+			}
+		}
+		err := fn()
+		if !errors.Is(err, errFenced) || attempt == attempts {
+			return err
+		}
+	}
+}
+
+// missing turns errPartitionGone into ErrNotFound, forgetting sub: it was
+// deleted on another node. The caller holds sub.mu.
+func (m *Manager) missing(sub *subscription, err error) error {
+	if errors.Is(err, errPartitionGone) {
+		m.gone(sub)
+		return ErrNotFound
+	}
+	return err
+}
+
+// settleFunc returns the function that settles the deliveries of s on the
+// partitions of sub, counting into out, for sub.commit.
+func (m *Manager) settleFunc(sub *subscription, s Settle, out *Settled) func() ([]store.Change, error) {
+	withEvents := len(s.Write.Events) > 0
+	now := m.now()
+	return func() ([]store.Change, error) {
+		var extra []store.Change
+		for _, t := range s.Tokens {
+			if t.Subscription != s.Subscription || t.Partition >= len(sub.parts) {
+				out.Stale = append(out.Stale, t)
+				continue
+			}
+			p := sub.parts[t.Partition]
+			var ok bool
+			switch s.Action {
+			case Acknowledge:
+				ok = p.Acknowledge(t)
+			case Retry:
+				if ok = p.Retry(t, s.After, now); ok && sub.node != "" && p.Owner == "" {
+					// Its holder learns of the retry from the record.
+					list, i := p.find(t)
+					extra = append(extra, store.Change{Space: spaceDeliveries, Key: deliveryKey(sub.def.Name, p.Index, t.EventID),
+						Value: mustJSON(deliveryRecord{Attempt: (*list)[i].Attempt, RetryAt: time.Now().Add(s.After).UnixNano()}), Expect: store.AnyVersion})
+				}
+			case Park:
+				var pk Parked
+				if pk, ok = p.Park(t, s.Reason, now); ok {
+					extra = append(extra, parkChange(sub.def.Name, p.Index, pk))
+				}
+			}
+			if ok {
+				out.Done++
+			} else {
+				out.Stale = append(out.Stale, t)
+			}
+		}
+		if withEvents && len(out.Stale) > 0 {
+			return nil, ErrNotHeld
+		}
+		return extra, nil
+	}
 }
 
 // ParkedEvent is a parked event of a subscription.
@@ -198,15 +252,19 @@ func (m *Manager) Replay(ctx context.Context, name string, ids []uint64) (int, e
 	}
 	n := 0
 	now := m.now()
-	_, err = sub.commit(ctx, m.store, store.Request{InReadOnly: true}, parts, func() ([]store.Change, error) {
-		var unpark []store.Change
-		for _, pk := range chosen {
-			if sub.parts[pk.Partition].Replay(pk.EventID, now) {
-				n++
-				unpark = append(unpark, store.Change{Space: spaceParked, Key: parkedKey(name, pk.EventID), Expect: store.AnyVersion})
+	err = m.retryFenced(sub, parts, func() error {
+		n = 0
+		_, err := sub.commit(ctx, m.store, store.Request{InReadOnly: true}, parts, func() ([]store.Change, error) {
+			var unpark []store.Change
+			for _, pk := range chosen {
+				if sub.parts[pk.Partition].Replay(pk.EventID, now) {
+					n++
+					unpark = append(unpark, store.Change{Space: spaceParked, Key: parkedKey(name, pk.EventID), Expect: store.AnyVersion})
+				}
 			}
-		}
-		return unpark, nil
+			return unpark, nil
+		})
+		return err
 	})
 	if err != nil {
 		return 0, err

@@ -3,9 +3,8 @@
 // subscription: its definition, consumers, partitions, and parked events
 // with why they were parked and a replay of one or all. Reset and delete
 // each ask in a dialog that names the subscription (and the start) first.
-// Every list renders only the rows in view. In PostgreSQL mode the API
-// answers 501: the view says that subscriptions are not available there
-// instead of failing.
+// Every list renders only the rows in view. A server without
+// subscriptions (404) is said so in words instead of failing.
 //
 // What is read when: the list with read-subscriptions when the view is
 // shown, on Refresh, after an action and every 30 s; its figures (lag,
@@ -269,19 +268,16 @@ function scheduleList(gen, ms = LIST_MS) {
   if (active && gen === generation && !unavailable) listTimer = setTimeout(() => loadList(), ms);
 }
 
-// A 501 (PostgreSQL mode) or 404 (a server without subscriptions) says in
-// words that the view has nothing to show here; reports whether it was one.
+// A 404 (a server without subscriptions) says in words that the view has
+// nothing to show here; reports whether it was one.
 function notAvailable(error) {
-  if (!(error instanceof ApiError) || (error.status !== 501 && error.status !== 404)) return false;
-  if (error.status === 404 && !/unknown route/.test(error.message)) return false;
+  if (!(error instanceof ApiError) || error.status !== 404 || !/unknown route/.test(error.message)) return false;
   unavailable = true;
   clearTimeout(listTimer);
   clearTimeout(detailTimer);
   details.stop();
   parkedReads.stop();
-  const text = error.status === 501
-    ? `Subscriptions are not available on this server: it runs in PostgreSQL mode, where durable subscriptions are not implemented yet. The API answers every subscription request with 501 “${error.message}”. They work with the embedded Pebble store.`
-    : `Subscriptions are not available on this server: it answered 404 “${error.message}” to read-subscriptions. A newer eventstore has them.`;
+  const text = `Subscriptions are not available on this server: it answered 404 “${error.message}” to read-subscriptions. A newer eventstore has them.`;
   $('subscriptions-unavailable-text').textContent = text;
   $('subscriptions-unavailable').hidden = false;
   $('subscriptions-main').hidden = true;

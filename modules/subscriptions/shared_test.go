@@ -1,0 +1,202 @@
+package subscriptions
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/eventstore-service/eventstore/modules/event"
+	"github.com/eventstore-service/eventstore/modules/store"
+	"github.com/eventstore-service/eventstore/modules/store/pgstore"
+	"github.com/eventstore-service/eventstore/modules/store/storetest"
+)
+
+// sharedNode starts a store on the database at url and a manager on it as
+// the node name, keeping its leases until the test ends.
+func sharedNode(t *testing.T, url, name string, lease time.Duration) (*store.Store, *Manager) {
+	t.Helper()
+	s := storetest.Start(t, func() (store.Backend, error) {
+		return pgstore.Open(ctx, url, zap.NewNop(), pgstore.Options{MaxConnections: 8})
+	})
+	m := NewManager(s, 10)
+	m.Share(name, lease)
+	if err := m.Load(); err != nil {
+		t.Fatal(err)
+	}
+	m.Start()
+	t.Cleanup(func() { _ = m.Stop(ctx) })
+	return s, m
+}
+
+// eventually fails the test unless cond holds within d.
+func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("not within %v: %s", d, what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// spread returns the partitions of each consumer as node m sees them.
+func spread(t *testing.T, m *Manager) map[string]int {
+	t.Helper()
+	info, err := m.Get("billing")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]int{}
+	for _, c := range info.Consumers {
+		out[c.Name] = len(c.Partitions)
+	}
+	return out
+}
+
+// TestSharedNodes has consumers of one subscription on two nodes: the
+// partitions spread over both, every event is delivered once to the
+// owner of its partition, settles made on the other node count, and when
+// a consumer leaves its partitions move to the other node.
+func TestSharedNodes(t *testing.T) {
+	url := pg.Database(t)
+	sa, a := sharedNode(t, url, "node-a", 3*time.Second)
+	_, b := sharedNode(t, url, "node-b", 3*time.Second)
+	if _, err := a.Create(ctx, definition(4, 100)); err != nil {
+		t.Fatal(err)
+	}
+	ca, err := a.Connect(ctx, "billing", "wa")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cb, err := b.Connect(ctx, "billing", "wb") // b learns of the subscription from the store
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 5*time.Second, "two partitions each", func() bool {
+		s := spread(t, a)
+		return s["wa"] == 2 && s["wb"] == 2
+	})
+	orders(t, sa, 20) // 20 events of /orders/*
+	seen := map[uint64]string{}
+	var tokens []Token
+	eventually(t, 10*time.Second, "every event delivered", func() bool {
+		for _, x := range []struct {
+			m *Manager
+			c *Consumer
+		}{{a, ca}, {b, cb}} {
+			for _, d := range poll(t, x.m, x.c) {
+				if prev, ok := seen[d.Record.ID]; ok {
+					t.Fatalf("event %d delivered to %s and to %s", d.Record.ID, prev, x.c.Name)
+				}
+				seen[d.Record.ID] = x.c.Name
+				tokens = append(tokens, d.Token)
+			}
+		}
+		return len(seen) == 20
+	})
+	// Every settle on the node that does not deliver the partition.
+	for _, tok := range tokens {
+		settleOn := a
+		if seen[tok.EventID] == "wa" {
+			settleOn = b
+		}
+		out, err := settleOn.Settle(ctx, Settle{Subscription: "billing", Tokens: []Token{tok}})
+		if err != nil || out.Done != 1 {
+			t.Fatalf("settle %v elsewhere: %+v %v", tok, out, err)
+		}
+	}
+	eventually(t, 5*time.Second, "nothing in flight, nothing sent again", func() bool {
+		for _, x := range []struct {
+			m *Manager
+			c *Consumer
+		}{{a, ca}, {b, cb}} {
+			if ds := poll(t, x.m, x.c); len(ds) > 0 {
+				t.Fatalf("%s got %d deliveries after every event was acknowledged", x.c.Name, len(ds))
+			}
+		}
+		info, err := b.Get("billing")
+		return err == nil && info.InFlight == 0
+	})
+	if err := a.Disconnect(ctx, ca); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 5*time.Second, "every partition with wb", func() bool { return spread(t, b)["wb"] == 4 })
+	orders(t, sa, 4)
+	eventually(t, 5*time.Second, "the new events on node b", func() bool {
+		for _, d := range poll(t, b, cb) {
+			seen[d.Record.ID] = "wb"
+		}
+		return len(seen) == 24
+	})
+}
+
+// TestSharedTakeover pauses a node's leases: it stops delivering before they
+// expire, the consumer on the other node takes its partitions once they
+// expired, and the paused node's tokens are stale on either node.
+func TestSharedTakeover(t *testing.T) {
+	url := pg.Database(t)
+	const lease = 2 * time.Second
+	sa, a := sharedNode(t, url, "node-a", lease)
+	_, b := sharedNode(t, url, "node-b", lease)
+	if _, err := a.Create(ctx, definition(1, 100)); err != nil {
+		t.Fatal(err)
+	}
+	ca, err := a.Connect(ctx, "billing", "wa")
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 5*time.Second, "the partition with wa", func() bool { return spread(t, a)["wa"] == 1 })
+	cb, err := b.Connect(ctx, "billing", "wb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	orders(t, sa, 3)
+	var held []Delivered
+	eventually(t, 5*time.Second, "three deliveries to wa", func() bool {
+		held = append(held, poll(t, a, ca)...)
+		return len(held) == 3
+	})
+	if ds := poll(t, b, cb); len(ds) != 0 {
+		t.Fatalf("wb got %d deliveries while wa holds the partition", len(ds))
+	}
+	// Node a stops renewing, as if paused; its consumer stays connected.
+	a.shared.stop()
+	<-a.shared.done
+	paused := time.Now()
+	eventually(t, lease, "node a stops delivering", func() bool { return !a.shared.valid() })
+	stopped := time.Since(paused)
+	var again []Delivered
+	eventually(t, lease+5*time.Second, "wb takes the partition and gets the events again", func() bool {
+		again = append(again, poll(t, b, cb)...)
+		return len(again) == 3
+	})
+	if took := time.Since(paused); took < lease || stopped >= lease {
+		t.Fatalf("node a stopped after %v, node b took over after %v: the lease is %v", stopped, took, lease)
+	}
+	if ds := poll(t, a, ca); len(ds) != 0 {
+		t.Fatalf("the paused node delivered %d events", len(ds))
+	}
+	for _, m := range []*Manager{a, b} {
+		out, err := m.Settle(ctx, Settle{Subscription: "billing", Tokens: []Token{held[0].Token}})
+		if err != nil || len(out.Stale) != 1 {
+			t.Fatalf("a settle of the old epoch: %+v %v", out, err)
+		}
+	}
+	out, err := b.Settle(ctx, Settle{Subscription: "billing", Tokens: []Token{again[0].Token}})
+	if err != nil || out.Done != 1 {
+		t.Fatalf("a settle of the new epoch: %+v %v", out, err)
+	}
+	write := storetest.Candidate("/invoices/1", "io.example.invoiced", `{}`)
+	for _, m := range []*Manager{a, b} {
+		if _, err := m.Settle(ctx, Settle{Subscription: "billing", Tokens: []Token{held[2].Token},
+			Write: store.Request{Events: []event.Candidate{write}}}); !errors.Is(err, ErrNotHeld) {
+			t.Fatalf("a write acknowledging an old delivery: %v", err)
+		}
+	}
+	if n := sa.Durable(); n != 6 {
+		t.Fatalf("%d events, want the 6 written before: a refused write was stored", n)
+	}
+}
