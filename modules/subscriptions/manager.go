@@ -279,7 +279,21 @@ func (m *Manager) Delete(ctx context.Context, name string) error {
 			return err
 		}
 	}
-	if _, err := m.store.Commit(ctx, store.Request{Changes: changes}); err != nil {
+	r := store.Request{Changes: changes}
+	if m.shared != nil { // another node may have deleted it
+		r.Check = func(g *store.Group) error {
+			_, found, err := g.State(spaceDefinitions, name)
+			if err == nil && !found {
+				err = ErrNotFound
+			}
+			return err
+		}
+	}
+	if _, err := m.store.Commit(ctx, r); err != nil {
+		if errors.Is(err, ErrNotFound) {
+			delete(m.subs, name)
+			m.gone(sub)
+		}
 		return err
 	}
 	delete(m.subs, name)
