@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/eventstore-service/eventstore/e2e/harness"
+	"github.com/eventstore-service/eventstore/modules/store/pgstore/pgtest"
 )
 
 // leaseFlag shortens the subscription leases of the PostgreSQL-mode tests.
@@ -142,8 +143,61 @@ func spreadEvenly(t *testing.T, target harness.Target, name string, share int) b
 // the others when its leases expire; at the end there is exactly one
 // invoice per order.
 func TestExactlyOnceReactionsAcrossNodes(t *testing.T) {
-	const orders = 3000
 	nodes := startPostgres3(t, leaseFlag).(*harness.Cluster)
+	reactAcrossNodes(t, nodes, 3000, func(servers []*server, written *atomic.Int64) {
+		for kill := range 2 {
+			time.Sleep(time.Duration(1500+kill*1000) * time.Millisecond)
+			if n := written.Load(); n == 0 || n >= 3000 {
+				t.Logf("kill %d with %d invoices written: not in the middle of the work", kill, n)
+			}
+			victim := nodes.Nodes()[1]
+			victim.Signal(syscall.SIGKILL)
+			victim.Wait(10 * time.Second)
+			servers[1].set(nodes.Replace(1).URL("http"))
+		}
+	})
+}
+
+// TestExactlyOnceReactionsAcrossFailover has the workers of
+// TestExactlyOnceReactionsAcrossNodes react while the primary database
+// stops at once and its synchronous standby is promoted: at the end there
+// is exactly one invoice per order.
+func TestExactlyOnceReactionsAcrossFailover(t *testing.T) {
+	primary := pgtest.New(t, pgtest.Options{})
+	if _, err := primary.CreateDatabase(context.Background(), "failover"); err != nil {
+		t.Fatal(err)
+	}
+	standby, err := primary.NewStandby()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := standby.Remove(); err != nil {
+			t.Error(err)
+		}
+	})
+	url := fmt.Sprintf("postgres://postgres@127.0.0.1:%d,127.0.0.1:%d/failover?sslmode=disable&target_session_attrs=read-write", primary.Port(), standby.Port())
+	nodes := harness.StartCluster(t, bin, 3, harness.Postgres(url, leaseFlag)...)
+	reactAcrossNodes(t, nodes, 3000, func(_ []*server, written *atomic.Int64) {
+		time.Sleep(1500 * time.Millisecond)
+		t.Logf("failover with %d invoices written", written.Load())
+		if err := primary.Stop(pgtest.Immediate); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(500 * time.Millisecond)
+		if err := standby.Promote(); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// reactAcrossNodes writes orders, creates the subscription "invoicing" of
+// eight partitions and has a worker on each node answer every order with an
+// invoice written together with the acknowledgement of its delivery, while
+// disrupt does its harm; then it checks that each order has exactly one
+// invoice.
+func reactAcrossNodes(t *testing.T, nodes *harness.Cluster, orders int, disrupt func(servers []*server, written *atomic.Int64)) {
+	t.Helper()
 	var body strings.Builder
 	for i := range orders {
 		if i%200 == 0 {
@@ -153,7 +207,7 @@ func TestExactlyOnceReactionsAcrossNodes(t *testing.T) {
 			body.WriteString(",")
 		}
 		fmt.Fprintf(&body, `{"source":"https://shop","subject":"/orders/%d","type":"io.example.order-placed","data":{"n":%d}}`, i, i)
-		if i%200 == 199 {
+		if i%200 == 199 || i == orders-1 {
 			body.WriteString("]}")
 			mustWrite(t, nodes, body.String())
 		}
@@ -162,7 +216,7 @@ func TestExactlyOnceReactionsAcrossNodes(t *testing.T) {
 		`{"subscription":"invoicing","subject":"/orders","options":{"recursive":true,"partitions":8,"maxInFlight":20,"acknowledgeTimeout":"2s"}}`); r.StatusCode != 200 {
 		t.Fatalf("create: %d %s", r.StatusCode, r.Body)
 	}
-	servers := make([]*server, 3)
+	servers := make([]*server, len(nodes.Nodes()))
 	for i, node := range nodes.Nodes() {
 		servers[i] = &server{url: node.URL("http")}
 	}
@@ -170,7 +224,7 @@ func TestExactlyOnceReactionsAcrossNodes(t *testing.T) {
 	defer stop()
 	var wg sync.WaitGroup
 	var written, refused atomic.Int64
-	for w := range 3 {
+	for w := range servers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -181,16 +235,7 @@ func TestExactlyOnceReactionsAcrossNodes(t *testing.T) {
 			}
 		}()
 	}
-	for kill := range 2 {
-		time.Sleep(time.Duration(1500+kill*1000) * time.Millisecond)
-		if n := written.Load(); n == 0 || n >= orders {
-			t.Logf("kill %d with %d invoices written: not in the middle of the work", kill, n)
-		}
-		victim := nodes.Nodes()[1]
-		victim.Signal(syscall.SIGKILL)
-		victim.Wait(10 * time.Second)
-		servers[1].set(nodes.Replace(1).URL("http"))
-	}
+	disrupt(servers, &written)
 	waitSettled(t, nodes, "invoicing")
 	stop()
 	wg.Wait()
