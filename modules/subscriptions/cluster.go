@@ -388,8 +388,8 @@ func (m *Manager) reconcile(ctx context.Context, sub *subscription, replaced str
 			if local[p.Owner] && p.Owner != replaced {
 				owners[i] = p.Owner
 			}
-		} else if e, ok := reg[rec.Consumer]; ok && rec.Node != "" && e.Node == rec.Node && live[rec.Node] {
-			owners[i] = rec.Consumer
+		} else if e, ok := reg[rec.Consumer]; ok && rec.Node != m.shared.node && e.Node == rec.Node && live[rec.Node] {
+			owners[i] = rec.Consumer // held by another node; one that names this node was let go (dropAll)
 		}
 	}
 	var entries []registryEntry

@@ -109,6 +109,7 @@ func (m *Manager) disconnectShared(ctx context.Context, sub *subscription, c *Co
 			return err
 		}
 	}
+	m.observe(ctx)
 	return m.reconcile(ctx, sub, "")
 }
 

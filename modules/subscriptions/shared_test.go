@@ -200,3 +200,55 @@ func TestSharedTakeover(t *testing.T) {
 		t.Fatalf("%d events, want the 6 written before: a refused write was stored", n)
 	}
 }
+
+// TestSharedReapedNodeComesBack pauses the leases of a node whose
+// consumer is the only one of its subscription, until a node with a
+// consumer of another subscription reaps them: when the node renews again
+// it learns that it was reaped, registers afresh and delivers its
+// partition again, with a new epoch.
+func TestSharedReapedNodeComesBack(t *testing.T) {
+	url := pg.Database(t)
+	const lease = 2 * time.Second
+	sa, a := sharedNode(t, url, "node-a", lease)
+	_, b := sharedNode(t, url, "node-b", lease)
+	if _, err := a.Create(ctx, definition(1, 100)); err != nil {
+		t.Fatal(err)
+	}
+	other := definition(1, 100)
+	other.Name = "other"
+	if _, err := b.Create(ctx, other); err != nil {
+		t.Fatal(err)
+	}
+	ca, err := a.Connect(ctx, "billing", "wa")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Connect(ctx, "other", "wb"); err != nil {
+		t.Fatal(err)
+	}
+	orders(t, sa, 1)
+	var first []Delivered
+	eventually(t, 5*time.Second, "the delivery to wa", func() bool {
+		first = append(first, poll(t, a, ca)...)
+		return len(first) == 1
+	})
+	a.shared.stop()
+	<-a.shared.done
+	eventually(t, lease+5*time.Second, "node b reaps node a", func() bool {
+		_, found, err := sa.State(spaceNodes, "node-a")
+		return err == nil && !found
+	})
+	a.Start()
+	var again []Delivered
+	eventually(t, 5*time.Second, "wa gets the event again", func() bool {
+		again = append(again, poll(t, a, ca)...)
+		return len(again) == 1
+	})
+	if again[0].Token.Epoch <= first[0].Token.Epoch || again[0].Record.ID != first[0].Record.ID {
+		t.Fatalf("first %+v, again %+v: the same event with a new epoch expected", first[0].Token, again[0].Token)
+	}
+	out, err := b.Settle(ctx, Settle{Subscription: "billing", Tokens: []Token{first[0].Token, again[0].Token}})
+	if err != nil || out.Done != 1 || len(out.Stale) != 1 || out.Stale[0] != first[0].Token {
+		t.Fatalf("settles of the old and the new epoch: %+v %v", out, err)
+	}
+}
