@@ -252,3 +252,70 @@ func TestSharedReapedNodeComesBack(t *testing.T) {
 		t.Fatalf("settles of the old and the new epoch: %+v %v", out, err)
 	}
 }
+
+// TestSharedChangesElsewhere has node b retry, park, replay and reset what
+// node a delivers: a retry is sent again after its delay, a parked event
+// is not, a replayed one is, and a reset starts the deliveries over with a
+// new epoch.
+func TestSharedChangesElsewhere(t *testing.T) {
+	url := pg.Database(t)
+	sa, a := sharedNode(t, url, "node-a", 3*time.Second)
+	_, b := sharedNode(t, url, "node-b", 3*time.Second)
+	d := definition(1, 100)
+	d.Options.AcknowledgeTimeout = time.Minute
+	if _, err := a.Create(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	c, err := a.Connect(ctx, "billing", "wa")
+	if err != nil {
+		t.Fatal(err)
+	}
+	orders(t, sa, 3)
+	var got []Delivered
+	eventually(t, 5*time.Second, "three deliveries", func() bool {
+		got = append(got, poll(t, a, c)...)
+		return len(got) == 3
+	})
+	retried := time.Now()
+	if out, err := b.Settle(ctx, Settle{Subscription: "billing", Tokens: []Token{got[0].Token}, Action: Retry, After: time.Second}); err != nil || out.Done != 1 {
+		t.Fatalf("retry on node b: %+v %v", out, err)
+	}
+	if out, err := b.Settle(ctx, Settle{Subscription: "billing", Tokens: []Token{got[1].Token}, Action: Park, Reason: "bad"}); err != nil || out.Done != 1 {
+		t.Fatalf("park on node b: %+v %v", out, err)
+	}
+	var again []Delivered
+	eventually(t, 5*time.Second, "the retried event again", func() bool {
+		again = append(again, poll(t, a, c)...)
+		return len(again) > 0
+	})
+	if len(again) != 1 || again[0].Record.ID != got[0].Record.ID || again[0].Token.Attempt != 2 || time.Since(retried) < 900*time.Millisecond {
+		t.Fatalf("after a retry of event %d after 1s: %+v after %v", got[0].Record.ID, again, time.Since(retried))
+	}
+	if n, err := b.Replay(ctx, "billing", nil); err != nil || n != 1 {
+		t.Fatalf("replay on node b: %d %v", n, err)
+	}
+	var replayed []Delivered
+	eventually(t, 5*time.Second, "the replayed event", func() bool {
+		replayed = append(replayed, poll(t, a, c)...)
+		return len(replayed) > 0
+	})
+	if len(replayed) != 1 || replayed[0].Record.ID != got[1].Record.ID || replayed[0].Token.Attempt != 1 {
+		t.Fatalf("after the replay of event %d: %+v", got[1].Record.ID, replayed)
+	}
+	if _, err := b.Reset(ctx, "billing", Start{Kind: FromBeginning}); err != nil {
+		t.Fatal(err)
+	}
+	var reset []Delivered
+	eventually(t, 5*time.Second, "every event again after the reset", func() bool {
+		reset = append(reset, poll(t, a, c)...)
+		return len(reset) == 3
+	})
+	for i, dl := range reset {
+		if dl.Record.ID != got[i].Record.ID || dl.Token.Epoch <= got[i].Token.Epoch {
+			t.Fatalf("after the reset: %+v, before %+v", dl.Token, got[i].Token)
+		}
+	}
+	if out, err := a.Settle(ctx, Settle{Subscription: "billing", Tokens: []Token{got[2].Token}}); err != nil || len(out.Stale) != 1 {
+		t.Fatalf("a token from before the reset on node a: %+v %v", out, err)
+	}
+}
