@@ -100,8 +100,10 @@ func (r *recorder) snapshot() []handled {
 // handled once, each partition's in id order, in its partition; the
 // batched acknowledgements settle everything (positions at the partitions'
 // last events, lag 0) in far fewer requests than events.
-func TestConsumerOrderAndBatchAcks(t *testing.T) {
-	inst := startPebble(t)
+func TestConsumerOrderAndBatchAcks(t *testing.T) { eachTarget(t, testConsumerOrderAndBatchAcks) }
+
+func testConsumerOrderAndBatchAcks(t *testing.T, start starter) {
+	inst := start(t)
 	var pairs []string
 	for i := range 300 {
 		pairs = append(pairs, fmt.Sprintf("/orders/%d", i%30), "io.example.placed")
@@ -158,8 +160,10 @@ func TestConsumerOrderAndBatchAcks(t *testing.T) {
 // TestConsumerRetryAndPark maps the handler's results on the real
 // service: Park parks the event with its reason, Retry sends it again with
 // the next attempt, a plain error retries after the default delay of 1s.
-func TestConsumerRetryAndPark(t *testing.T) {
-	inst := startPebble(t)
+func TestConsumerRetryAndPark(t *testing.T) { eachTarget(t, testConsumerRetryAndPark) }
+
+func testConsumerRetryAndPark(t *testing.T, start starter) {
+	inst := start(t)
 	mustWrite(t, inst, candidates("/jobs/1", "io.example.ok", "/jobs/2", "io.example.bad", "/jobs/3", "io.example.flaky", "/jobs/4", "io.example.failing"))
 	client := goclient.NewClient(inst.URL("http"), harness.Token, nil)
 	if _, err := client.Create(context.Background(), "jobs", "/jobs", goclient.Options{Recursive: true, MaxDeliveries: 5}); err != nil {
@@ -214,8 +218,10 @@ func TestConsumerRetryAndPark(t *testing.T) {
 // TestConsumerEndsForGood: a second consumer of the same name replaces
 // the first, a deleted subscription ends its consumer, an unknown one is
 // refused at once; each with its error.
-func TestConsumerEndsForGood(t *testing.T) {
-	inst := startPebble(t)
+func TestConsumerEndsForGood(t *testing.T) { eachTarget(t, testConsumerEndsForGood) }
+
+func testConsumerEndsForGood(t *testing.T, start starter) {
+	inst := start(t)
 	client := goclient.NewClient(inst.URL("http"), harness.Token, nil)
 	if _, err := client.Create(context.Background(), "s", "/a", goclient.Options{}); err != nil {
 		t.Fatal(err)
