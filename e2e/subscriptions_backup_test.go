@@ -69,6 +69,16 @@ func TestSubscriptionsInBackups(t *testing.T) {
 		t.Fatalf("POST /api/v1/restore: %d %s", r.StatusCode, r.Body)
 	}
 	same(t, online)
+	// Restored through one node of a PostgreSQL-mode cluster, they are every node's.
+	nodes := startPostgres3(t).Nodes()
+	pgBody, _ := os.Open(file)
+	defer pgBody.Close()
+	if r := nodes[0].DoReader("POST", "/api/v1/restore", harness.Token, pgBody); r.StatusCode != 200 {
+		t.Fatalf("POST /api/v1/restore in PostgreSQL mode: %d %s", r.StatusCode, r.Body)
+	}
+	for _, node := range nodes {
+		same(t, node)
+	}
 	// The consumer goes on after the positions: every event not acknowledged, none that was.
 	acked := map[string]bool{}
 	for _, d := range ds[:90] {
