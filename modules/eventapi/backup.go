@@ -46,7 +46,11 @@ func (a *API) backupEvents(w http.ResponseWriter, r *http.Request) {
 	if a.refuseUnreachable(w) {
 		return
 	}
-	view := a.store.View()
+	view, err := a.store.Current()
+	if err != nil {
+		httpkit.WriteError(w, a.ReadError(err))
+		return
+	}
 	n := view.Count()
 	headHash := event.ZeroHash
 	if n > 0 {

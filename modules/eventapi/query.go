@@ -67,7 +67,11 @@ func (a *API) streamQuery(w http.ResponseWriter, r *http.Request, program *event
 	if a.refuseUnreachable(w) {
 		return queryError
 	}
-	view := a.store.View()
+	view, err := a.store.Current()
+	if err != nil {
+		httpkit.WriteError(w, a.ReadError(err))
+		return queryError
+	}
 	stream := a.startStream(w, r)
 	defer stream.end()
 	var stats eventql.Stats

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"fmt"
 	"math"
 	"strings"
 
@@ -34,7 +35,11 @@ type ReadOptions struct {
 
 // Read returns an iterator over the events durable now that match opts.
 func (s *Store) Read(opts ReadOptions) (RecordIterator, error) {
-	from, to, ok, err := s.Range(opts.Lower, opts.Upper, opts.FromLatest, s.visible(math.MaxUint64))
+	count, err := s.visible(math.MaxUint64)
+	if err != nil {
+		return emptyIterator{}, err
+	}
+	from, to, ok, err := s.Range(opts.Lower, opts.Upper, opts.FromLatest, count)
 	if err != nil || !ok {
 		return emptyIterator{}, err
 	}
@@ -85,9 +90,9 @@ func (s *Store) Range(lower, upper *Bound, fromLatest *FromLatest, count uint64)
 // LatestID returns the id of the latest durable event with exactly subject
 // and type.
 func (s *Store) LatestID(subject, eventType string) (uint64, bool, error) {
-	count := s.visible(math.MaxUint64)
-	if count == 0 {
-		return 0, false, nil
+	count, err := s.visible(math.MaxUint64)
+	if err != nil || count == 0 {
+		return 0, false, err
 	}
 	return s.backend.LatestID(subject, eventType, count-1)
 }
@@ -95,7 +100,11 @@ func (s *Store) LatestID(subject, eventType string) (uint64, bool, error) {
 // Scan iterates the durable events selected by sc, whose To is capped at
 // the durable head. Recent events come from memory, older ones from storage.
 func (s *Store) Scan(sc Scan) RecordIterator {
-	return scanUpTo(s.backend, s.recent, s.visible(sc.To), sc)
+	count, err := s.visible(sc.To)
+	if err != nil {
+		return failedIterator{err}
+	}
+	return scanUpTo(s.backend, s.recent, count, sc)
 }
 
 // visible returns the number of events a read of ids up to to may see now:
@@ -103,15 +112,21 @@ func (s *Store) Scan(sc Scan) RecordIterator {
 // committed that this store has not followed yet, so that a write
 // acknowledged by any node is in every later read on this one. The shared
 // backend is asked only when the read reaches beyond the durable head: an
-// observer, which reads up to it, costs the database nothing.
-func (s *Store) visible(to uint64) uint64 {
+// observer, which reads up to it, costs the database nothing. When the
+// shared backend cannot tell its head (a node cut off from the database),
+// the read fails rather than answer from an older state.
+func (s *Store) visible(to uint64) (uint64, error) {
 	n := s.Durable()
 	if s.shared && to >= n {
-		if head, err := s.backend.Head(); err == nil && !head.Restoring && head.Count > n {
+		head, err := s.backend.Head()
+		if err != nil {
+			return 0, fmt.Errorf("learn what the other nodes committed: %w", err)
+		}
+		if !head.Restoring && head.Count > n {
 			n = head.Count
 		}
 	}
-	return n
+	return n, nil
 }
 
 type emptyIterator struct{}
@@ -119,6 +134,13 @@ type emptyIterator struct{}
 func (emptyIterator) Next() bool           { return false }
 func (emptyIterator) Record() event.Record { return event.Record{} }
 func (emptyIterator) Close() error         { return nil }
+
+// failedIterator is a read that failed before it began.
+type failedIterator struct{ err error }
+
+func (failedIterator) Next() bool           { return false }
+func (failedIterator) Record() event.Record { return event.Record{} }
+func (it failedIterator) Close() error      { return it.err }
 
 // Subjects iterates base and every subject within it that has events or
 // lies above one that has (implicit subjects), in depth-first order with

@@ -337,7 +337,11 @@ func (s *Store) EventTypes() ([]EventType, error) {
 	if err := s.followSchemas(); err != nil {
 		return nil, err
 	}
-	return s.View().EventTypes()
+	view, err := s.Current()
+	if err != nil {
+		return nil, err
+	}
+	return view.EventTypes()
 }
 
 // EventType describes one event type; found is false when no event of the

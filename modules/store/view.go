@@ -25,9 +25,31 @@ type View struct {
 // View returns the state durable now. It stays the same however the log
 // grows; reads through it see nothing written later. It shares the
 // registry's schemas, which a registration replaces rather than changes,
-// so taking a view costs nothing however many schemas are registered.
+// so taking a view costs nothing however many schemas are registered. On a
+// shared backend that cannot tell its head it is this node's durable state,
+// which may lack what other nodes acknowledged: for answers to clients use
+// Current.
 func (s *Store) View() *View {
-	count := s.visible(math.MaxUint64)
+	count, err := s.visible(math.MaxUint64)
+	if err != nil {
+		count = s.Durable()
+	}
+	return s.viewOf(count)
+}
+
+// Current returns the view of the state durable now including, on a shared
+// backend, every write acknowledged by any node before it was called; it
+// fails when a shared backend cannot tell its head.
+func (s *Store) Current() (*View, error) {
+	count, err := s.visible(math.MaxUint64)
+	if err != nil {
+		return nil, err
+	}
+	return s.viewOf(count), nil
+}
+
+// viewOf returns the view of the first count events.
+func (s *Store) viewOf(count uint64) *View {
 	version := s.schemas.version.Load()
 	ordered, schemas := s.schemas.ordered()
 	return &View{backend: s.backend, recent: s.recent, count: count, schemas: schemas, schemaVersion: version, ordered: ordered}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"sync"
 	"testing"
@@ -156,5 +157,46 @@ func TestDescribeShowsNoPassword(t *testing.T) {
 	}
 	if err := pgstore.CheckURL("postgres://app:s3cret@db1/events"); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestReadsFailWithoutTheHead stops the database under a node that holds
+// the newest events in memory: a read that must learn what other nodes
+// committed fails with ErrUnavailable instead of answering from the node's
+// own, possibly older, state; an observer's read up to the node's durable
+// head goes on from memory.
+func TestReadsFailWithoutTheHead(t *testing.T) {
+	cluster, url := ownCluster(t, "readsfail")
+	s := node(t, url)
+	if _, err := s.Write(context.Background(), []event.Candidate{candidate("/reads", `{}`)}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := cluster.Stop(pgtest.Fast); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cluster.Start() })
+	unavailable := func(what string, err error) {
+		t.Helper()
+		if !errors.Is(err, store.ErrUnavailable) {
+			t.Errorf("%s without the database: %v, want ErrUnavailable", what, err)
+		}
+	}
+	_, err := s.Read(store.ReadOptions{Subject: "/reads"})
+	unavailable("read", err)
+	_, _, err = s.LatestID("/reads", "io.example.pg")
+	unavailable("latest id", err)
+	_, err = s.Current()
+	unavailable("current view", err)
+	it := s.Scan(store.Scan{From: 0, To: math.MaxUint64})
+	for it.Next() {
+		t.Error("a scan to the end read an event without the database")
+	}
+	unavailable("scan to the end", it.Close())
+	it = s.Scan(store.Scan{From: 0, To: 0}) // up to the durable head: an observer's
+	if !it.Next() || it.Record().ID != 0 {
+		t.Error("a scan up to the durable head found nothing")
+	}
+	if err := it.Close(); err != nil {
+		t.Errorf("a scan up to the durable head: %v", err)
 	}
 }
