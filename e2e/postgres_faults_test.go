@@ -245,20 +245,7 @@ func healthStatus(t *testing.T, node *harness.Instance) string {
 // and the standby is promoted: the nodes write again within seconds without
 // a restart, and every acknowledged event is on the promoted standby.
 func TestPostgresFailover(t *testing.T) {
-	primary := pgtest.New(t, pgtest.Options{})
-	if _, err := primary.CreateDatabase(context.Background(), "failover"); err != nil {
-		t.Fatal(err)
-	}
-	standby, err := primary.NewStandby()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := standby.Remove(); err != nil {
-			t.Error(err)
-		}
-	})
-	url := fmt.Sprintf("postgres://postgres@127.0.0.1:%d,127.0.0.1:%d/failover?sslmode=disable&target_session_attrs=read-write", primary.Port(), standby.Port())
+	primary, standby, url := startFailoverPair(t)
 	cluster := harness.StartCluster(t, bin, 3, harness.Postgres(url)...)
 	acked := map[string]string{}
 	ws := startWriters(8, "/failover", func() string { return cluster.URL("http") }, acked)
@@ -281,4 +268,26 @@ func TestPostgresFailover(t *testing.T) {
 	waitUntil(t, 5*time.Second, func() bool { return ws.okSince(resumed) })
 	ws.stop()
 	checkAfterOutage(t, cluster, ws, acked, standby.URL("failover"))
+}
+
+// startFailoverPair starts a primary with the database "failover" and its
+// synchronous standby, removed when the test ends, and returns them with
+// the URL that names both hosts and follows a failover.
+func startFailoverPair(t *testing.T) (primary, standby *pgtest.Cluster, url string) {
+	t.Helper()
+	primary = pgtest.New(t, pgtest.Options{})
+	if _, err := primary.CreateDatabase(context.Background(), "failover"); err != nil {
+		t.Fatal(err)
+	}
+	standby, err := primary.NewStandby()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := standby.Remove(); err != nil {
+			t.Error(err)
+		}
+	})
+	url = fmt.Sprintf("postgres://postgres@127.0.0.1:%d,127.0.0.1:%d/failover?sslmode=disable&target_session_attrs=read-write", primary.Port(), standby.Port())
+	return primary, standby, url
 }

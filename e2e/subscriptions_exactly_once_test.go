@@ -65,6 +65,29 @@ func TestExactlyOnceReactions(t *testing.T) {
 	args := []string{"run", "--api-token=" + harness.Token, "--data-directory=" + dir, "--http-enabled", "--https-enabled=false", "--http-port=0"}
 	inst := harness.Start(t, bin, args...)
 	srv := &server{url: inst.URL("http")}
+	prepareInvoicing(t, inst, orders)
+	rs := startReactors([]*server{srv, srv, srv}, 7)
+	defer rs.stop()
+	for kill := range 2 {
+		time.Sleep(time.Duration(300+kill*200) * time.Millisecond)
+		if n := rs.written.Load(); n == 0 || n >= orders {
+			t.Logf("kill %d with %d invoices written: not in the middle of the work", kill, n)
+		}
+		inst.Signal(syscall.SIGKILL)
+		inst.Wait(10 * time.Second)
+		inst = harness.Start(t, bin, args...)
+		srv.set(inst.URL("http"))
+	}
+	waitSettled(t, inst, "invoicing")
+	rs.stop()
+	checkOneInvoiceEach(t, inst, orders, rs)
+}
+
+// prepareInvoicing writes orders events /orders/<n> and creates the
+// subscription "invoicing" of their subtree: eight partitions, 20 in flight
+// each, a 2 s acknowledge timeout.
+func prepareInvoicing(t *testing.T, target harness.Target, orders int) {
+	t.Helper()
 	var body strings.Builder
 	for i := range orders {
 		if i%250 == 0 {
@@ -74,46 +97,48 @@ func TestExactlyOnceReactions(t *testing.T) {
 			body.WriteString(",")
 		}
 		fmt.Fprintf(&body, `{"source":"https://shop","subject":"/orders/%d","type":"io.example.order-placed","data":{"n":%d}}`, i, i)
-		if i%250 == 249 {
+		if i%250 == 249 || i == orders-1 {
 			body.WriteString("]}")
-			mustWrite(t, inst, body.String())
+			mustWrite(t, target, body.String())
 		}
 	}
-	if r := inst.Do("POST", "/api/v1/create-subscription", harness.Token,
+	if r := target.Do("POST", "/api/v1/create-subscription", harness.Token,
 		`{"subscription":"invoicing","subject":"/orders","options":{"recursive":true,"partitions":8,"maxInFlight":20,"acknowledgeTimeout":"2s"}}`); r.StatusCode != 200 {
 		t.Fatalf("create: %d %s", r.StatusCode, r.Body)
 	}
+}
 
-	ctx, stop := context.WithCancel(context.Background())
-	defer stop()
-	var wg sync.WaitGroup
-	var written, refused atomic.Int64
-	for w := range 3 {
-		wg.Add(1)
+// reactors are workers that answer the orders of "invoicing", worker i on
+// servers[i], reconnecting whenever their streams end.
+type reactors struct {
+	written, refused atomic.Int64
+	cancel           context.CancelFunc
+	wg               sync.WaitGroup
+}
+
+// startReactors starts a worker for each of servers, their random choices
+// seeded with seed.
+func startReactors(servers []*server, seed uint64) *reactors {
+	ctx, cancel := context.WithCancel(context.Background())
+	rs := &reactors{cancel: cancel}
+	for w, srv := range servers {
+		rs.wg.Add(1)
 		go func() {
-			defer wg.Done()
-			r := rand.New(rand.NewPCG(uint64(w), 7))
+			defer rs.wg.Done()
+			r := rand.New(rand.NewPCG(uint64(w), seed))
 			for ctx.Err() == nil {
-				work(ctx, srv, fmt.Sprintf("worker-%d", w), r, &written, &refused)
+				work(ctx, srv, fmt.Sprintf("worker-%d", w), r, &rs.written, &rs.refused)
 				time.Sleep(50 * time.Millisecond) // reconnect
 			}
 		}()
 	}
+	return rs
+}
 
-	for kill := range 2 {
-		time.Sleep(time.Duration(300+kill*200) * time.Millisecond)
-		if n := written.Load(); n == 0 || n >= orders {
-			t.Logf("kill %d with %d invoices written: not in the middle of the work", kill, n)
-		}
-		inst.Signal(syscall.SIGKILL)
-		inst.Wait(10 * time.Second)
-		inst = harness.Start(t, bin, args...)
-		srv.set(inst.URL("http"))
-	}
-	waitSettled(t, inst, "invoicing")
-	stop()
-	wg.Wait()
-	checkOneInvoiceEach(t, inst, orders, &written, &refused)
+// stop ends the workers and waits for them.
+func (rs *reactors) stop() {
+	rs.cancel()
+	rs.wg.Wait()
 }
 
 // waitSettled waits until the subscription name has no lag and nothing in
@@ -146,7 +171,7 @@ func waitSettled(t *testing.T, target harness.Target, name string) {
 
 // checkOneInvoiceEach fails unless each of the orders has exactly one
 // invoice.
-func checkOneInvoiceEach(t *testing.T, target harness.Target, orders int, written, refused *atomic.Int64) {
+func checkOneInvoiceEach(t *testing.T, target harness.Target, orders int, rs *reactors) {
 	t.Helper()
 	invoices := map[string]int{}
 	for _, l := range stream(t, target, "/api/v1/read-events", `{"subject":"/invoices","options":{"recursive":true}}`) {
@@ -160,10 +185,10 @@ func checkOneInvoiceEach(t *testing.T, target harness.Target, orders int, writte
 	}
 	for i := range orders {
 		if n := invoices[fmt.Sprintf("/invoices/%d", i)]; n != 1 {
-			t.Fatalf("order %d has %d invoices (written %d, refused as stale %d)", i, n, written.Load(), refused.Load())
+			t.Fatalf("order %d has %d invoices (written %d, refused as stale %d)", i, n, rs.written.Load(), rs.refused.Load())
 		}
 	}
-	t.Logf("%d invoices written, %d reactions refused as stale", written.Load(), refused.Load())
+	t.Logf("%d invoices written, %d reactions refused as stale", rs.written.Load(), rs.refused.Load())
 }
 
 // work consumes as name until the stream ends or the worker drops it, and

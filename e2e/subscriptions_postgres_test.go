@@ -1,13 +1,9 @@
 package e2e
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
-	"math/rand/v2"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -144,10 +140,10 @@ func spreadEvenly(t *testing.T, target harness.Target, name string, share int) b
 // invoice per order.
 func TestExactlyOnceReactionsAcrossNodes(t *testing.T) {
 	nodes := startPostgres3(t, leaseFlag).(*harness.Cluster)
-	reactAcrossNodes(t, nodes, 3000, func(servers []*server, written *atomic.Int64) {
+	reactAcrossNodes(t, nodes, 3000, func(servers []*server, rs *reactors) {
 		for kill := range 2 {
 			time.Sleep(time.Duration(1500+kill*1000) * time.Millisecond)
-			if n := written.Load(); n == 0 || n >= 3000 {
+			if n := rs.written.Load(); n == 0 || n >= 3000 {
 				t.Logf("kill %d with %d invoices written: not in the middle of the work", kill, n)
 			}
 			victim := nodes.Nodes()[1]
@@ -163,24 +159,11 @@ func TestExactlyOnceReactionsAcrossNodes(t *testing.T) {
 // stops at once and its synchronous standby is promoted: at the end there
 // is exactly one invoice per order.
 func TestExactlyOnceReactionsAcrossFailover(t *testing.T) {
-	primary := pgtest.New(t, pgtest.Options{})
-	if _, err := primary.CreateDatabase(context.Background(), "failover"); err != nil {
-		t.Fatal(err)
-	}
-	standby, err := primary.NewStandby()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := standby.Remove(); err != nil {
-			t.Error(err)
-		}
-	})
-	url := fmt.Sprintf("postgres://postgres@127.0.0.1:%d,127.0.0.1:%d/failover?sslmode=disable&target_session_attrs=read-write", primary.Port(), standby.Port())
+	primary, standby, url := startFailoverPair(t)
 	nodes := harness.StartCluster(t, bin, 3, harness.Postgres(url, leaseFlag)...)
-	reactAcrossNodes(t, nodes, 3000, func(_ []*server, written *atomic.Int64) {
+	reactAcrossNodes(t, nodes, 3000, func(_ []*server, rs *reactors) {
 		time.Sleep(1500 * time.Millisecond)
-		t.Logf("failover with %d invoices written", written.Load())
+		t.Logf("failover with %d invoices written", rs.written.Load())
 		if err := primary.Stop(pgtest.Immediate); err != nil {
 			t.Fatal(err)
 		}
@@ -191,53 +174,20 @@ func TestExactlyOnceReactionsAcrossFailover(t *testing.T) {
 	})
 }
 
-// reactAcrossNodes writes orders, creates the subscription "invoicing" of
-// eight partitions and has a worker on each node answer every order with an
-// invoice written together with the acknowledgement of its delivery, while
-// disrupt does its harm; then it checks that each order has exactly one
-// invoice.
-func reactAcrossNodes(t *testing.T, nodes *harness.Cluster, orders int, disrupt func(servers []*server, written *atomic.Int64)) {
+// reactAcrossNodes has a worker on each node answer orders (prepareInvoicing)
+// while disrupt does its harm; then it checks that each order has exactly
+// one invoice.
+func reactAcrossNodes(t *testing.T, nodes *harness.Cluster, orders int, disrupt func(servers []*server, rs *reactors)) {
 	t.Helper()
-	var body strings.Builder
-	for i := range orders {
-		if i%200 == 0 {
-			body.Reset()
-			body.WriteString(`{"events":[`)
-		} else {
-			body.WriteString(",")
-		}
-		fmt.Fprintf(&body, `{"source":"https://shop","subject":"/orders/%d","type":"io.example.order-placed","data":{"n":%d}}`, i, i)
-		if i%200 == 199 || i == orders-1 {
-			body.WriteString("]}")
-			mustWrite(t, nodes, body.String())
-		}
-	}
-	if r := nodes.Do("POST", "/api/v1/create-subscription", harness.Token,
-		`{"subscription":"invoicing","subject":"/orders","options":{"recursive":true,"partitions":8,"maxInFlight":20,"acknowledgeTimeout":"2s"}}`); r.StatusCode != 200 {
-		t.Fatalf("create: %d %s", r.StatusCode, r.Body)
-	}
+	prepareInvoicing(t, nodes, orders)
 	servers := make([]*server, len(nodes.Nodes()))
 	for i, node := range nodes.Nodes() {
 		servers[i] = &server{url: node.URL("http")}
 	}
-	ctx, stop := context.WithCancel(context.Background())
-	defer stop()
-	var wg sync.WaitGroup
-	var written, refused atomic.Int64
-	for w := range servers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			r := rand.New(rand.NewPCG(uint64(w), 11))
-			for ctx.Err() == nil {
-				work(ctx, servers[w], fmt.Sprintf("worker-%d", w), r, &written, &refused)
-				time.Sleep(50 * time.Millisecond) // reconnect
-			}
-		}()
-	}
-	disrupt(servers, &written)
+	rs := startReactors(servers, 11)
+	defer rs.stop()
+	disrupt(servers, rs)
 	waitSettled(t, nodes, "invoicing")
-	stop()
-	wg.Wait()
-	checkOneInvoiceEach(t, nodes, orders, &written, &refused)
+	rs.stop()
+	checkOneInvoiceEach(t, nodes, orders, rs)
 }
