@@ -67,10 +67,7 @@ func TestSharedNodes(t *testing.T) {
 	if _, err := a.Create(ctx, definition(4, 100)); err != nil {
 		t.Fatal(err)
 	}
-	ca, err := a.Connect(ctx, "billing", "wa")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ca := connect(t, a, "billing", "wa")
 	cb, err := b.Connect(ctx, "billing", "wb") // b learns of the subscription from the store
 	if err != nil {
 		t.Fatal(err)
@@ -144,21 +141,11 @@ func TestSharedTakeover(t *testing.T) {
 	if _, err := a.Create(ctx, definition(1, 100)); err != nil {
 		t.Fatal(err)
 	}
-	ca, err := a.Connect(ctx, "billing", "wa")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ca := connect(t, a, "billing", "wa")
 	eventually(t, 5*time.Second, "the partition with wa", func() bool { return spread(t, a)["wa"] == 1 })
-	cb, err := b.Connect(ctx, "billing", "wb")
-	if err != nil {
-		t.Fatal(err)
-	}
+	cb := connect(t, b, "billing", "wb")
 	orders(t, sa, 3)
-	var held []Delivered
-	eventually(t, 5*time.Second, "three deliveries to wa", func() bool {
-		held = append(held, poll(t, a, ca)...)
-		return len(held) == 3
-	})
+	held := collect(t, a, ca, 3, 5*time.Second, "three deliveries to wa")
 	if ds := poll(t, b, cb); len(ds) != 0 {
 		t.Fatalf("wb got %d deliveries while wa holds the partition", len(ds))
 	}
@@ -218,19 +205,10 @@ func TestSharedReapedNodeComesBack(t *testing.T) {
 	if _, err := b.Create(ctx, other); err != nil {
 		t.Fatal(err)
 	}
-	ca, err := a.Connect(ctx, "billing", "wa")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := b.Connect(ctx, "other", "wb"); err != nil {
-		t.Fatal(err)
-	}
+	ca := connect(t, a, "billing", "wa")
+	connect(t, b, "other", "wb")
 	orders(t, sa, 1)
-	var first []Delivered
-	eventually(t, 5*time.Second, "the delivery to wa", func() bool {
-		first = append(first, poll(t, a, ca)...)
-		return len(first) == 1
-	})
+	first := collect(t, a, ca, 1, 5*time.Second, "the delivery to wa")
 	a.shared.stop()
 	<-a.shared.done
 	eventually(t, lease+5*time.Second, "node b reaps node a", func() bool {
@@ -238,11 +216,7 @@ func TestSharedReapedNodeComesBack(t *testing.T) {
 		return err == nil && !found
 	})
 	a.Start()
-	var again []Delivered
-	eventually(t, 5*time.Second, "wa gets the event again", func() bool {
-		again = append(again, poll(t, a, ca)...)
-		return len(again) == 1
-	})
+	again := collect(t, a, ca, 1, 5*time.Second, "wa gets the event again")
 	if again[0].Token.Epoch <= first[0].Token.Epoch || again[0].Record.ID != first[0].Record.ID {
 		t.Fatalf("first %+v, again %+v: the same event with a new epoch expected", first[0].Token, again[0].Token)
 	}
@@ -265,16 +239,9 @@ func TestSharedChangesElsewhere(t *testing.T) {
 	if _, err := a.Create(ctx, d); err != nil {
 		t.Fatal(err)
 	}
-	c, err := a.Connect(ctx, "billing", "wa")
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := connect(t, a, "billing", "wa")
 	orders(t, sa, 3)
-	var got []Delivered
-	eventually(t, 5*time.Second, "three deliveries", func() bool {
-		got = append(got, poll(t, a, c)...)
-		return len(got) == 3
-	})
+	got := collect(t, a, c, 3, 5*time.Second, "three deliveries")
 	retried := time.Now()
 	if out, err := b.Settle(ctx, Settle{Subscription: "billing", Tokens: []Token{got[0].Token}, Action: Retry, After: time.Second}); err != nil || out.Done != 1 {
 		t.Fatalf("retry on node b: %+v %v", out, err)
@@ -304,11 +271,7 @@ func TestSharedChangesElsewhere(t *testing.T) {
 	if _, err := b.Reset(ctx, "billing", Start{Kind: FromBeginning}); err != nil {
 		t.Fatal(err)
 	}
-	var reset []Delivered
-	eventually(t, 5*time.Second, "every event again after the reset", func() bool {
-		reset = append(reset, poll(t, a, c)...)
-		return len(reset) == 3
-	})
+	reset := collect(t, a, c, 3, 5*time.Second, "every event again after the reset")
 	for i, dl := range reset {
 		if dl.Record.ID != got[i].Record.ID || dl.Token.Epoch <= got[i].Token.Epoch {
 			t.Fatalf("after the reset: %+v, before %+v", dl.Token, got[i].Token)
@@ -317,4 +280,28 @@ func TestSharedChangesElsewhere(t *testing.T) {
 	if out, err := a.Settle(ctx, Settle{Subscription: "billing", Tokens: []Token{got[2].Token}}); err != nil || len(out.Stale) != 1 {
 		t.Fatalf("a token from before the reset on node a: %+v %v", out, err)
 	}
+}
+
+// connect connects the consumer name of subscription on m.
+func connect(t *testing.T, m *Manager, subscription, name string) *Consumer {
+	t.Helper()
+	c, err := m.Connect(ctx, subscription, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// collect polls c on m until it got n deliveries, within d.
+func collect(t *testing.T, m *Manager, c *Consumer, n int, d time.Duration, what string) []Delivered {
+	t.Helper()
+	var out []Delivered
+	eventually(t, d, what, func() bool {
+		out = append(out, poll(t, m, c)...)
+		return len(out) >= n
+	})
+	if len(out) != n {
+		t.Fatalf("%s: %d deliveries, want %d", what, len(out), n)
+	}
+	return out
 }
