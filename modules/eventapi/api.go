@@ -271,6 +271,10 @@ func translateStoreError(err error) (*httpkit.Error, string) {
 	switch {
 	case errors.As(err, &apiErr):
 		return apiErr, resultInvalid
+	case errors.Is(err, store.ErrUnavailable):
+		// Also a precondition query that could not read the database: the
+		// request was not at fault, and may be sent again.
+		return errUnreachable, resultUnavailable
 	case errors.As(err, &invalid):
 		return httpkit.Errorf(http.StatusBadRequest, "%s", invalid.Error()), resultInvalid
 	case errors.As(err, &candidate):
@@ -285,8 +289,6 @@ func translateStoreError(err error) (*httpkit.Error, string) {
 		return httpkit.Errorf(http.StatusConflict, "state conflict: precondition failed"), resultPreconditionFailed
 	case errors.Is(err, store.ErrClosed):
 		return httpkit.ErrShuttingDown, resultUnavailable
-	case errors.Is(err, store.ErrUnavailable):
-		return errUnreachable, resultUnavailable
 	case errors.Is(err, store.ErrReadOnly):
 		return httpkit.ErrReadOnly, resultUnavailable
 	case errors.Is(err, store.ErrRestoring):
