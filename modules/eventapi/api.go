@@ -251,7 +251,7 @@ func (a *API) logStoreError(err error, apiErr *httpkit.Error) {
 	switch {
 	case apiErr == httpkit.ErrUnexpected:
 		a.log.Error("store operation failed", zap.Error(err))
-	case errors.As(err, &qe) && qe.Err != nil:
+	case errors.As(err, &qe) && qe.Err != nil && !errors.Is(err, store.ErrUnavailable):
 		a.log.Error("precondition query failed to read", zap.Error(qe.Err))
 	}
 }
