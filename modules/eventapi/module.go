@@ -85,8 +85,8 @@ func loadSubscriptions(m *subscriptions.Manager) error {
 }
 
 // stopSubscriptions stops keeping the node's leases and gives them up.
-func stopSubscriptions(ctx context.Context, m *subscriptions.Manager) error {
-	return m.Stop(ctx)
+func stopSubscriptions(ctx context.Context, m *subscriptions.Manager) {
+	m.Stop(ctx)
 }
 
 // registerPoolGauge shows how much of the shared query memory is taken.

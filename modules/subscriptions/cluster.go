@@ -89,15 +89,22 @@ func (m *Manager) Start() {
 	}()
 }
 
-// Stop ends what Start started and gives up the node's lease, so that
-// other nodes need not wait for it to expire.
-func (m *Manager) Stop(ctx context.Context) error {
+// Stop ends what Start started and gives up the node's lease, if it holds
+// one, so that other nodes need not wait for it to expire. Giving it up is
+// worth a try only: a node that cannot reach the database stops all the
+// same, and its lease expires.
+func (m *Manager) Stop(ctx context.Context) {
 	if m.shared == nil || m.shared.stop == nil {
-		return nil
+		return
 	}
 	m.shared.stop()
 	<-m.shared.done
-	return m.renew(ctx, false)
+	m.shared.mu.Lock()
+	registered := m.shared.registered
+	m.shared.mu.Unlock()
+	if registered {
+		_ = m.renew(ctx, false)
+	}
 }
 
 // run renews the lease and reconciles every RenewInterval until ctx ends.

@@ -26,7 +26,7 @@ func sharedNode(t *testing.T, url, name string, lease time.Duration) (*store.Sto
 		t.Fatal(err)
 	}
 	m.Start()
-	t.Cleanup(func() { _ = m.Stop(ctx) })
+	t.Cleanup(func() { m.Stop(ctx) })
 	return s, m
 }
 
