@@ -265,7 +265,37 @@ func TestSubscriptionsSurviveKills(t *testing.T) {
 	args := []string{"run", "--api-token=" + harness.Token, "--data-directory=" + dir, "--http-enabled", "--https-enabled=false", "--http-port=0"}
 	inst := harness.Start(t, bin, args...)
 	srv := &server{url: inst.URL("http")}
-	if r := inst.Do("POST", "/api/v1/create-subscription", harness.Token,
+	target := &restarted{inst: inst}
+	ackUnderKills(t, target, srv, []*server{srv, srv}, []*server{srv, srv}, 10, func(int) {
+		time.Sleep(200 * time.Millisecond)
+		target.inst.Signal(syscall.SIGKILL)
+		target.inst.Wait(10 * time.Second)
+		target.inst = harness.Start(t, bin, args...)
+		srv.set(target.inst.URL("http"))
+	})
+}
+
+// restarted is an instance that a test replaces as it kills it.
+type restarted struct{ inst *harness.Instance }
+
+func (r *restarted) Do(method, path, token, body string, header ...string) harness.Response {
+	return r.inst.Do(method, path, token, body, header...)
+}
+func (r *restarted) URL(scheme string) string   { return r.inst.URL(scheme) }
+func (r *restarted) Nodes() []*harness.Instance { return []*harness.Instance{r.inst} }
+
+// ackUnderKills creates the subscription "audit" of the whole log (four
+// partitions, 1 s acknowledge timeout) on target; a writer writes through
+// writeTo while consumer i consumes on consumeOn[i] and acknowledges each
+// delivery at once through ackOn[i], and kill runs kills times: every event
+// written ends settled, and none is delivered again with a later epoch
+// after an acknowledgement of it returned 200. (One of the same epoch may
+// still arrive: sent again on its timeout before the acknowledgement, it
+// was on its way; one of a later epoch (a move, a restart) was sent after
+// it, and would break the promise.)
+func ackUnderKills(t *testing.T, target harness.Target, writeTo *server, consumeOn, ackOn []*server, kills int, kill func(round int)) {
+	t.Helper()
+	if r := target.Do("POST", "/api/v1/create-subscription", harness.Token,
 		`{"subscription":"audit","subject":"/","options":{"recursive":true,"partitions":4,"acknowledgeTimeout":"1s"}}`); r.StatusCode != 200 {
 		t.Fatalf("create: %d %s", r.StatusCode, r.Body)
 	}
@@ -283,18 +313,18 @@ func TestSubscriptionsSurviveKills(t *testing.T) {
 		defer wg.Done()
 		for i := 0; ctx.Err() == nil; i++ {
 			body := fmt.Sprintf(`{"events":[{"source":"https://x","subject":"/s/%d","type":"io.example.x","data":{}}]}`, i%16)
-			if status, _, err := srv.post(ctx, "/api/v1/write-events", body); err == nil && status == 200 {
+			if status, _, err := writeTo.post(ctx, "/api/v1/write-events", body); err == nil && status == 200 {
 				written.Add(1)
 			}
 			time.Sleep(2 * time.Millisecond)
 		}
 	}()
-	for w := range 2 {
+	for w := range consumeOn {
 		wg.Add(1)
 		go func() { // a consumer
 			defer wg.Done()
 			for ctx.Err() == nil {
-				consumeAndAck(ctx, srv, fmt.Sprintf("c%d", w), func(id string, tok subscriptions.Token) {
+				consumeAndAck(ctx, consumeOn[w], ackOn[w], fmt.Sprintf("c%d", w), func(id string, tok subscriptions.Token) {
 					mu.Lock()
 					defer mu.Unlock()
 					if epoch, ok := acked[id]; ok && tok.Epoch > epoch && violation == "" {
@@ -309,22 +339,18 @@ func TestSubscriptionsSurviveKills(t *testing.T) {
 			}
 		}()
 	}
-	for range 10 {
-		time.Sleep(200 * time.Millisecond)
-		inst.Signal(syscall.SIGKILL)
-		inst.Wait(10 * time.Second)
-		inst = harness.Start(t, bin, args...)
-		srv.set(inst.URL("http"))
+	for round := range kills {
+		kill(round)
 	}
 	time.Sleep(200 * time.Millisecond)
 	stopWriting := written.Load()
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(90 * time.Second)
 	for {
 		var info struct {
 			Lag      int `json:"lag"`
 			InFlight int `json:"inFlight"`
 		}
-		r := inst.Do("POST", "/api/v1/read-subscription", harness.Token, `{"subscription":"audit"}`)
+		r := target.Do("POST", "/api/v1/read-subscription", harness.Token, `{"subscription":"audit"}`)
 		if err := json.Unmarshal(r.Body, &info); err != nil {
 			t.Fatal(err)
 		}
@@ -343,23 +369,23 @@ func TestSubscriptionsSurviveKills(t *testing.T) {
 	if violation != "" {
 		t.Fatal(violation)
 	}
-	t.Logf("%d events written, %d acknowledged with a 200, through 10 kills", written.Load(), len(acked))
+	t.Logf("%d events written, %d acknowledged with a 200, through %d kills", written.Load(), len(acked), kills)
 	if len(acked) == 0 {
 		t.Fatal("nothing was acknowledged")
 	}
 }
 
-// consumeAndAck consumes as name until the stream ends, acknowledging each
-// delivery at once; delivered learns each event id received, acked each
+// consumeAndAck consumes as name on srv until the stream ends,
+// acknowledging each delivery at once through ackTo; delivered learns each event id received, acked each
 // one whose acknowledgement returned 200 with nothing stale.
-func consumeAndAck(ctx context.Context, srv *server, name string, delivered, acked func(id string, tok subscriptions.Token)) {
+func consumeAndAck(ctx context.Context, srv, ackTo *server, name string, delivered, acked func(id string, tok subscriptions.Token)) {
 	deliveries(ctx, srv, "audit", name, func(d delivery, e streamedEvent) bool {
 		tok, err := subscriptions.ParseToken(d.Delivery)
 		if err != nil {
 			return false
 		}
 		delivered(e.ID, tok)
-		status, body, err := srv.post(ctx, "/api/v1/acknowledge-deliveries", `{"subscription":"audit","deliveries":["`+d.Delivery+`"]}`)
+		status, body, err := ackTo.post(ctx, "/api/v1/acknowledge-deliveries", `{"subscription":"audit","deliveries":["`+d.Delivery+`"]}`)
 		if err != nil {
 			return false
 		}

@@ -191,3 +191,22 @@ func reactAcrossNodes(t *testing.T, nodes *harness.Cluster, orders int, disrupt 
 	rs.stop()
 	checkOneInvoiceEach(t, nodes, orders, rs)
 }
+
+// TestSubscriptionsSurviveKillsAcrossNodes is TestSubscriptionsSurviveKills
+// on three PostgreSQL-mode nodes: the consumers on nodes 0 and 1 send their
+// acknowledgements to the next node, the writer writes through node 2, and
+// nodes 0 and 1 are killed with SIGKILL in turn, four times.
+func TestSubscriptionsSurviveKillsAcrossNodes(t *testing.T) {
+	nodes := startPostgres3(t, leaseFlag).(*harness.Cluster)
+	servers := make([]*server, 3)
+	for i, node := range nodes.Nodes() {
+		servers[i] = &server{url: node.URL("http")}
+	}
+	ackUnderKills(t, nodes, servers[2], servers[:2], servers[1:], 4, func(round int) {
+		time.Sleep(1500 * time.Millisecond)
+		victim := round % 2
+		nodes.Nodes()[victim].Signal(syscall.SIGKILL)
+		nodes.Nodes()[victim].Wait(10 * time.Second)
+		servers[victim].set(nodes.Replace(victim).URL("http"))
+	})
+}
