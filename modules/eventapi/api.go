@@ -68,8 +68,10 @@ type Options struct {
 	// Restores tells the service that a restore runs; nil: restores run
 	// without telling anyone.
 	Restores Restores
-	// Subscriptions serves the subscription routes; nil answers them 501
-	// (PostgreSQL mode).
+	// Subscriptions serves the subscription routes and write-events with
+	// acknowledge; nil leaves them out (an API for the other routes only,
+	// as tests build it): the routes are unknown, and acknowledge fails as
+	// an unknown subscription.
 	Subscriptions *subscriptions.Manager
 }
 

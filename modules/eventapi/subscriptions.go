@@ -40,6 +40,9 @@ const (
 
 // subscriptionRoutes returns the routes of the subscription endpoints.
 func (a *API) subscriptionRoutes() []httpkit.Route {
+	if a.subs == nil {
+		return nil
+	}
 	route := func(path string, h http.HandlerFunc) httpkit.Route {
 		return httpkit.Route{Method: http.MethodPost, Path: path, Handler: h}
 	}
@@ -572,6 +575,9 @@ func (a *API) decodeAcknowledge(raw []byte) (*subscriptions.Settle, error) {
 	tokens, err := decodeTokens(body.Deliveries)
 	if err != nil {
 		return nil, err
+	}
+	if a.subs == nil {
+		return nil, a.subscriptionError(body.Subscription, subscriptions.ErrNotFound)
 	}
 	return &subscriptions.Settle{Subscription: body.Subscription, Tokens: tokens, Action: subscriptions.Acknowledge}, nil
 }

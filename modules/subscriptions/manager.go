@@ -399,14 +399,19 @@ func (sub *subscription) commit(ctx context.Context, s *store.Store, r store.Req
 		return nil, err
 	}
 	r.Changes = append(r.Changes, extra...)
-	changed := make([]bool, len(parts))
+	var changed []bool // on a shared backend: which of parts changed, to be fenced
+	if sub.node != "" {
+		changed = make([]bool, len(parts))
+	}
 	for i, p := range parts {
 		n := len(r.Changes)
 		r.Changes = append(r.Changes, changes(sub.def.Name, p, &saved[i], sub.parts[p])...)
-		changed[i] = len(r.Changes) > n
+		if changed != nil {
+			changed[i] = len(r.Changes) > n
+		}
 	}
 	var next map[int]partitionRecord
-	if sub.node != "" {
+	if changed != nil {
 		markChanged(changed, parts, extra)
 		next = sub.fenced(&r, parts, saved, changed)
 	}
