@@ -258,6 +258,11 @@ var errCreatedElsewhere = errors.New("the subscription was created on another no
 // Delete removes the subscription name and its state; its consumers end
 // with ErrDeleted.
 func (m *Manager) Delete(ctx context.Context, name string) error {
+	if m.shared != nil { // another node may have created it
+		if err := m.syncDefinitions(); err != nil {
+			return err
+		}
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	sub, ok := m.subs[name]

@@ -305,3 +305,30 @@ func collect(t *testing.T, m *Manager, c *Consumer, n int, d time.Duration, what
 	}
 	return out
 }
+
+// TestSharedAdminOnAnyNode creates a subscription on one node and reads,
+// resets and deletes it on others that never saw it before; a second
+// delete is ErrNotFound.
+func TestSharedAdminOnAnyNode(t *testing.T) {
+	url := pg.Database(t)
+	_, a := sharedNode(t, url, "node-a", 3*time.Second)
+	_, b := sharedNode(t, url, "node-b", 3*time.Second)
+	_, c := sharedNode(t, url, "node-c", 3*time.Second)
+	if _, err := a.Create(ctx, definition(2, 10)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Reset(ctx, "billing", Start{Kind: FromBeginning}); err != nil {
+		t.Fatalf("reset on a node that never saw the subscription: %v", err)
+	}
+	if err := c.Delete(ctx, "billing"); err != nil {
+		t.Fatalf("delete on a node that never saw the subscription: %v", err)
+	}
+	for _, m := range []*Manager{a, b, c} {
+		if err := m.Delete(ctx, "billing"); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("a second delete: %v", err)
+		}
+		if _, err := m.Get("billing"); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("read after the delete: %v", err)
+		}
+	}
+}
