@@ -325,7 +325,7 @@ func (m *Manager) Reset(ctx context.Context, name string, start Start) (Info, er
 	for p := range all {
 		all[p] = p
 	}
-	err = m.retryFenced(sub, all, func() error {
+	err = m.retryFenced(ctx, sub, all, func() error {
 		_, err := sub.commit(ctx, m.store, store.Request{}, all, func() ([]store.Change, error) {
 			var parked []store.Change
 			for _, p := range sub.parts {

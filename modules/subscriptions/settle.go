@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
@@ -83,7 +84,7 @@ func (m *Manager) Settle(ctx context.Context, s Settle) (Settled, error) {
 		out     Settled
 		records []event.Record
 	)
-	err = m.retryFenced(sub, parts, func() error {
+	err = m.retryFenced(ctx, sub, parts, func() error {
 		r := s.Write
 		r.InReadOnly = !withEvents
 		out = Settled{}
@@ -113,12 +114,16 @@ func (m *Manager) Settle(ctx context.Context, s Settle) (Settled, error) {
 // retryFenced runs fn, which commits changes of the partitions parts of
 // sub, and on a shared backend runs it again when another node changed
 // one of them in between, after reading them again; mirrors of them (not
-// held here) are read before the first run too. The caller holds sub.mu.
-func (m *Manager) retryFenced(sub *subscription, parts []int, fn func() error) error {
+// held here) are read before the first run too. Between runs it waits a
+// little, without sub.mu, longer each time (up to fenceWaitMax, jittered),
+// so that the owner's commits, which a settle sent to another node races
+// with, leave it a turn; it gives up only when ctx ends. The caller holds
+// sub.mu.
+func (m *Manager) retryFenced(ctx context.Context, sub *subscription, parts []int, fn func() error) error {
 	if sub.node == "" {
 		return fn()
 	}
-	const attempts = 5
+	wait := time.Millisecond
 	for attempt := 1; ; attempt++ {
 		for _, p := range parts {
 			if sub.parts[p].Owner == "" || attempt > 1 {
@@ -128,11 +133,27 @@ func (m *Manager) retryFenced(sub *subscription, parts []int, fn func() error) e
 			}
 		}
 		err := fn()
-		if !errors.Is(err, errFenced) || attempt == attempts {
+		if !errors.Is(err, errFenced) {
 			return err
 		}
+		sub.mu.Unlock()
+		select {
+		case <-ctx.Done():
+		case <-time.After(wait/2 + rand.N(wait)):
+		}
+		sub.mu.Lock()
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if sub.deleted {
+			return ErrNotFound
+		}
+		wait = min(2*wait, fenceWaitMax)
 	}
 }
+
+// fenceWaitMax bounds the wait of retryFenced between two runs.
+const fenceWaitMax = 32 * time.Millisecond
 
 // missing turns errPartitionGone into ErrNotFound, forgetting sub: it was
 // deleted on another node. The caller holds sub.mu.
@@ -252,7 +273,7 @@ func (m *Manager) Replay(ctx context.Context, name string, ids []uint64) (int, e
 	}
 	n := 0
 	now := m.now()
-	err = m.retryFenced(sub, parts, func() error {
+	err = m.retryFenced(ctx, sub, parts, func() error {
 		n = 0
 		_, err := sub.commit(ctx, m.store, store.Request{InReadOnly: true}, parts, func() ([]store.Change, error) {
 			var unpark []store.Change
