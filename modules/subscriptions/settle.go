@@ -112,9 +112,11 @@ func (m *Manager) Settle(ctx context.Context, s Settle) (Settled, error) {
 }
 
 // retryFenced runs fn, which commits changes of the partitions parts of
-// sub, and on a shared backend runs it again when another node changed
-// one of them in between, after reading them again; mirrors of them (not
-// held here) are read before the first run too. Between runs it waits a
+// sub, and on a shared backend reads those partitions again first if
+// another node changed them (a partition this node holds included: fn may
+// decide from them without committing, as a settle of stale tokens or a
+// replay of nothing does), and runs fn again when another node changed
+// one of them in between. Between runs it waits a
 // little, without sub.mu, longer each time (up to fenceWaitMax, jittered),
 // so that the owner's commits, which a settle sent to another node races
 // with, leave it a turn; it gives up only when ctx ends. The caller holds
@@ -124,12 +126,10 @@ func (m *Manager) retryFenced(ctx context.Context, sub *subscription, parts []in
 		return fn()
 	}
 	wait := time.Millisecond
-	for attempt := 1; ; attempt++ {
+	for {
 		for _, p := range parts {
-			if sub.parts[p].Owner == "" || attempt > 1 {
-				if err := m.refresh(sub, p); err != nil {
-					return m.missing(sub, err)
-				}
+			if err := m.refresh(sub, p); err != nil {
+				return m.missing(sub, err)
 			}
 		}
 		err := fn()

@@ -148,12 +148,12 @@ func markChanged(changed []bool, parts []int, extra []store.Change) {
 // take effect. It fails with errPartitionGone when the subscription was
 // deleted. The caller holds sub.mu.
 func (m *Manager) refresh(sub *subscription, p int) error {
+	if rec, err := readPartitionRecord(m.store, sub.def.Name, p); err != nil || rec == sub.recs[p] {
+		return err // unchanged: one read
+	}
 	snap, retries, rec, err := loadPartition(m.store, sub.def.Name, p, len(sub.parts))
 	if err != nil {
 		return err
-	}
-	if rec == sub.recs[p] {
-		return nil
 	}
 	now := m.now()
 	fresh, err := Restore(p, sub.def.Options, snap, now)

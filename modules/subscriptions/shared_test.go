@@ -301,6 +301,9 @@ func collect(t *testing.T, m *Manager, c *Consumer, n int, d time.Duration, what
 		return len(out) >= n
 	})
 	if len(out) != n {
+		for _, d := range out {
+			t.Logf("%s: partition %d epoch %d event %d attempt %d", what, d.Token.Partition, d.Token.Epoch, d.Token.EventID, d.Token.Attempt)
+		}
 		t.Fatalf("%s: %d deliveries, want %d", what, len(out), n)
 	}
 	return out
@@ -330,5 +333,39 @@ func TestSharedAdminOnAnyNode(t *testing.T) {
 		if _, err := m.Get("billing"); !errors.Is(err, ErrNotFound) {
 			t.Fatalf("read after the delete: %v", err)
 		}
+	}
+}
+
+// TestSharedOwnerDecidesOnWhatIsStored parks on node b what node a
+// delivers, then replays it on node a, and acknowledges on node a the
+// delivery of an event node b replayed: the owner decides on the stored
+// state, not on what it last knew, also where it commits nothing.
+func TestSharedOwnerDecidesOnWhatIsStored(t *testing.T) {
+	url := pg.Database(t)
+	sa, a := sharedNode(t, url, "node-a", 3*time.Second)
+	_, b := sharedNode(t, url, "node-b", 3*time.Second)
+	d := definition(1, 100)
+	d.Options.AcknowledgeTimeout = time.Minute
+	if _, err := a.Create(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	c := connect(t, a, "billing", "wa")
+	orders(t, sa, 2)
+	got := collect(t, a, c, 2, 5*time.Second, "two deliveries")
+	for _, tok := range []Token{got[0].Token, got[1].Token} {
+		if out, err := b.Settle(ctx, Settle{Subscription: "billing", Tokens: []Token{tok}, Action: Park}); err != nil || out.Done != 1 {
+			t.Fatalf("park on node b: %+v %v", out, err)
+		}
+	}
+	if n, err := a.Replay(ctx, "billing", []uint64{got[0].Record.ID}); err != nil || n != 1 {
+		t.Fatalf("replay on the owner of what node b parked: %d %v", n, err)
+	}
+	if n, err := b.Replay(ctx, "billing", []uint64{got[1].Record.ID}); err != nil || n != 1 {
+		t.Fatalf("replay on node b: %d %v", n, err)
+	}
+	replayed := collect(t, a, c, 2, 5*time.Second, "both replays")
+	out, err := a.Settle(ctx, Settle{Subscription: "billing", Tokens: []Token{replayed[0].Token, replayed[1].Token}})
+	if err != nil || out.Done != 2 {
+		t.Fatalf("acknowledging the replays on the owner: %+v %v", out, err)
 	}
 }
