@@ -3,9 +3,7 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"strings"
-	"time"
 
 	"github.com/eventstore-service/eventstore/e2e/harness"
 )
@@ -31,18 +29,9 @@ func (s *faultSuite) startReactors() {
 		s.reactorServers[i] = &server{url: node.URL("http")}
 	}
 	s.reactors = startReactors(s.reactorServers, s.rng.Uint64())
-	s.writers.Add(1)
-	go func() {
-		defer s.writers.Done()
-		client := &http.Client{Timeout: 5 * time.Second}
-		defer client.CloseIdleConnections()
-		for n := 0; s.writing.Err() == nil; n++ {
-			req := fmt.Sprintf("order/%d", n)
-			node := s.randomNode()
-			s.history.write(client, node, s.node(node).URL("http"), req, plainBody(fmt.Sprintf("/orders/%d", n), req, 1), 1, nil, -1)
-			sleepCtx(s.writing, 20*time.Millisecond)
-		}
-	}()
+	s.startWriter(func(n int) (string, string, int) {
+		return fmt.Sprintf("order/%d", n), fmt.Sprintf("/orders/%d", n), 1
+	})
 }
 
 // replaced points node i's worker at the node started in its place.

@@ -425,18 +425,9 @@ func (s *faultSuite) startWorkload() {
 		}()
 	}
 	for w := 0; w < faultPlainWriters; w++ {
-		s.writers.Add(1)
-		go func() {
-			defer s.writers.Done()
-			client := &http.Client{Timeout: 5 * time.Second}
-			defer client.CloseIdleConnections()
-			for n := 0; s.writing.Err() == nil; n++ {
-				req := fmt.Sprintf("plain/%d/%d", w, n)
-				node := s.randomNode()
-				s.history.write(client, node, s.node(node).URL("http"), req, plainBody(fmt.Sprintf("/faults/plain/%d", w), req, 1+n%4), 1+n%4, nil, -1)
-				sleepCtx(s.writing, 20*time.Millisecond)
-			}
-		}()
+		s.startWriter(func(n int) (string, string, int) {
+			return fmt.Sprintf("plain/%d/%d", w, n), fmt.Sprintf("/faults/plain/%d", w), 1 + n%4
+		})
 	}
 	for i := range s.Nodes() {
 		rec := &observerRecord{node: i}
@@ -449,6 +440,24 @@ func (s *faultSuite) startWorkload() {
 			s.runObserver(rec)
 		}()
 	}
+}
+
+// startWriter starts a writer that, until the workload stops, writes
+// request n (its key, subject and number of events as of returns) to a
+// random node every 20 ms, each recorded in the history.
+func (s *faultSuite) startWriter(of func(n int) (req, subject string, events int)) {
+	s.writers.Add(1)
+	go func() {
+		defer s.writers.Done()
+		client := &http.Client{Timeout: 5 * time.Second}
+		defer client.CloseIdleConnections()
+		for n := 0; s.writing.Err() == nil; n++ {
+			req, subject, events := of(n)
+			node := s.randomNode()
+			s.history.write(client, node, s.node(node).URL("http"), req, plainBody(subject, req, events), events, nil, -1)
+			sleepCtx(s.writing, 20*time.Millisecond)
+		}
+	}()
 }
 
 // runLinClient runs one precondition client until the workload stops: the
