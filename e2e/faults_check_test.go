@@ -169,22 +169,18 @@ func checkFaultHistory(h *faultHistory, store []storedEvent, artifacts func() st
 	seen := map[string]int64{}
 	for _, e := range store {
 		byID[idOf(e)] = e
-		var data struct {
-			Req string `json:"req"`
-			J   int    `json:"j"`
-		}
-		if err := json.Unmarshal(e.Data, &data); err != nil || data.Req == "" {
+		req, j, key, ok := requestOf(e)
+		if !ok {
 			continue
 		}
-		key := fmt.Sprintf("%s#%d", data.Req, data.J)
 		if first, ok := seen[key]; ok {
-			add(-1, "event %d of request %s stored twice: ids %d and %s", data.J, data.Req, first, e.ID)
+			add(-1, "event %d of request %s stored twice: ids %d and %s", j, req, first, e.ID)
 		}
 		seen[key] = idOf(e)
-		sw := byReq[data.Req]
+		sw := byReq[req]
 		if sw == nil {
 			sw = &storedWrite{}
-			byReq[data.Req] = sw
+			byReq[req] = sw
 		}
 		sw.ids = append(sw.ids, idOf(e))
 	}

@@ -105,16 +105,12 @@ func checkNoDuplicates(t *testing.T, inst harness.Target) {
 	seen := map[string]string{}
 	for _, l := range stream(t, inst, "/api/v1/read-events", `{"subject":"/","options":{"recursive":true}}`) {
 		e := parseEvent(t, l.Payload)
-		var data struct {
-			Req string `json:"req"`
-			J   int    `json:"j"`
-		}
-		if err := json.Unmarshal(e.Data, &data); err != nil || data.Req == "" {
+		req, j, key, ok := requestOf(e)
+		if !ok {
 			continue
 		}
-		key := fmt.Sprintf("%s#%d", data.Req, data.J)
 		if first, ok := seen[key]; ok {
-			t.Fatalf("event %d of request %s stored twice: ids %s and %s", data.J, data.Req, first, e.ID)
+			t.Fatalf("event %d of request %s stored twice: ids %s and %s", j, req, first, e.ID)
 		}
 		seen[key] = e.ID
 	}
@@ -128,4 +124,18 @@ func verifyClean(t *testing.T, total int, args ...string) {
 	if code != 0 || !strings.Contains(stdout, fmt.Sprintf("verified %d events", total)) {
 		t.Fatalf("verify: exit %d, %q %q", code, stdout, stderr)
 	}
+}
+
+// requestOf returns the request key and the position in its request that
+// event e carries in its data (req, j), and "req#j"; false when it
+// carries none.
+func requestOf(e storedEvent) (req string, j int, key string, ok bool) {
+	var data struct {
+		Req string `json:"req"`
+		J   int    `json:"j"`
+	}
+	if err := json.Unmarshal(e.Data, &data); err != nil || data.Req == "" {
+		return "", 0, "", false
+	}
+	return data.Req, data.J, fmt.Sprintf("%s#%d", data.Req, data.J), true
 }

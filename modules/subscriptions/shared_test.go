@@ -231,15 +231,7 @@ func TestSharedReapedNodeComesBack(t *testing.T) {
 // is not, a replayed one is, and a reset starts the deliveries over with a
 // new epoch.
 func TestSharedChangesElsewhere(t *testing.T) {
-	url := pg.Database(t)
-	sa, a := sharedNode(t, url, "node-a", 3*time.Second)
-	_, b := sharedNode(t, url, "node-b", 3*time.Second)
-	d := definition(1, 100)
-	d.Options.AcknowledgeTimeout = time.Minute
-	if _, err := a.Create(ctx, d); err != nil {
-		t.Fatal(err)
-	}
-	c := connect(t, a, "billing", "wa")
+	sa, a, b, c := ownerAndOther(t)
 	orders(t, sa, 3)
 	got := collect(t, a, c, 3, 5*time.Second, "three deliveries")
 	retried := time.Now()
@@ -341,15 +333,7 @@ func TestSharedAdminOnAnyNode(t *testing.T) {
 // delivery of an event node b replayed: the owner decides on the stored
 // state, not on what it last knew, also where it commits nothing.
 func TestSharedOwnerDecidesOnWhatIsStored(t *testing.T) {
-	url := pg.Database(t)
-	sa, a := sharedNode(t, url, "node-a", 3*time.Second)
-	_, b := sharedNode(t, url, "node-b", 3*time.Second)
-	d := definition(1, 100)
-	d.Options.AcknowledgeTimeout = time.Minute
-	if _, err := a.Create(ctx, d); err != nil {
-		t.Fatal(err)
-	}
-	c := connect(t, a, "billing", "wa")
+	sa, a, b, c := ownerAndOther(t)
 	orders(t, sa, 2)
 	got := collect(t, a, c, 2, 5*time.Second, "two deliveries")
 	for _, tok := range []Token{got[0].Token, got[1].Token} {
@@ -368,4 +352,20 @@ func TestSharedOwnerDecidesOnWhatIsStored(t *testing.T) {
 	if err != nil || out.Done != 2 {
 		t.Fatalf("acknowledging the replays on the owner: %+v %v", out, err)
 	}
+}
+
+// ownerAndOther starts nodes a and b on a new database, creates billing
+// (one partition, acknowledge timeout 1 min) on a and connects its consumer
+// wa there, so that a delivers the partition and b does not.
+func ownerAndOther(t *testing.T) (sa *store.Store, a, b *Manager, c *Consumer) {
+	t.Helper()
+	url := pg.Database(t)
+	sa, a = sharedNode(t, url, "node-a", 3*time.Second)
+	_, b = sharedNode(t, url, "node-b", 3*time.Second)
+	d := definition(1, 100)
+	d.Options.AcknowledgeTimeout = time.Minute
+	if _, err := a.Create(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	return sa, a, b, connect(t, a, "billing", "wa")
 }
