@@ -520,6 +520,7 @@ func (a *API) consume(ctx context.Context, name, consumer string, put func(line 
 				return err
 			}
 		case <-wait:
+		case <-c.Woken():
 		case <-timer.C:
 		}
 	}

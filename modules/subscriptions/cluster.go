@@ -39,6 +39,9 @@ type cluster struct {
 
 	stop func()        // ends run
 	done chan struct{} // closed when run ended
+	// kick wakes run to take in the inboxes of the partitions the node
+	// holds (stateChanged).
+	kick chan struct{}
 
 	mu         sync.Mutex
 	registered bool      // its lease record exists
@@ -69,9 +72,15 @@ var errReaped = errors.New("the lease of this node expired")
 
 // Share has m serve its subscriptions on a shared backend, as node (a name
 // no other node has, e.g. a fresh UUID), whose leases expire leaseTimeout
-// after their last renewal. Call it before Load; Start keeps the leases.
+// after their last renewal. Call it before the store starts (it follows
+// the store's state: store.Store.OnStateChanged); Start keeps the leases.
 func (m *Manager) Share(node string, leaseTimeout time.Duration) {
-	m.shared = &cluster{node: node, timeout: leaseTimeout, margin: min(leaseTimeout/5, 2*time.Second), seen: map[string]observed{}}
+	m.shared = &cluster{node: node, timeout: leaseTimeout, margin: min(leaseTimeout/5, 2*time.Second),
+		seen: map[string]observed{}, kick: make(chan struct{}, 1)}
+	m.store.OnStateChanged(func() error {
+		m.stateChanged()
+		return nil
+	})
 }
 
 // Start has a manager of a shared backend renew the node's lease and bring
@@ -107,17 +116,55 @@ func (m *Manager) Stop(ctx context.Context) {
 	}
 }
 
-// run renews the lease and reconciles every RenewInterval until ctx ends.
+// run renews the lease and reconciles every RenewInterval, and takes in
+// inboxes when kicked (stateChanged), until ctx ends.
 func (m *Manager) run(ctx context.Context) {
 	t := time.NewTicker(RenewInterval)
 	defer t.Stop()
 	for {
 		m.tick(ctx)
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
+		for ticked := false; !ticked; {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				ticked = true
+			case <-m.shared.kick:
+				m.followInboxes()
+			}
 		}
+	}
+}
+
+// stateChanged tells the manager that the store followed other nodes'
+// changes of feature state: settles made elsewhere may wait in the inboxes
+// of partitions this node holds. It only wakes run: the store's writer
+// calls it.
+func (m *Manager) stateChanged() {
+	select {
+	case m.shared.kick <- struct{}{}:
+	default: // a kick is pending already
+	}
+}
+
+// followInboxes reads the partition records of every subscription with
+// consumers on this node, and wakes the consumers whose partitions have
+// settles made elsewhere waiting in their inboxes: their next poll takes
+// them in.
+func (m *Manager) followInboxes() {
+	for _, sub := range m.all() {
+		sub.mu.Lock()
+		if len(sub.consumers) > 0 && !sub.deleted {
+			if err := m.refreshAll(sub, false); err != nil {
+				_ = m.missing(sub, err) // else the next tick tries again
+			}
+			for i, p := range sub.parts {
+				if p.Owner != "" && len(sub.recs[i].Inbox) > 0 {
+					sub.wake(p.Owner)
+				}
+			}
+		}
+		sub.mu.Unlock()
 	}
 }
 
@@ -377,7 +424,7 @@ func (m *Manager) reconcile(ctx context.Context, sub *subscription, replaced str
 		kept = append(kept, c)
 	}
 	sub.consumers = kept
-	if err := m.refreshAll(sub); err != nil {
+	if err := m.refreshAll(sub, false); err != nil {
 		if errors.Is(err, errPartitionGone) {
 			m.gone(sub)
 		}
@@ -432,6 +479,13 @@ func (m *Manager) reconcile(ctx context.Context, sub *subscription, replaced str
 	}
 	if len(moved) == 0 {
 		return nil
+	}
+	for _, i := range moved {
+		if sub.remote(i) { // taken from a node whose lease was reaped: as stored
+			if err := m.refresh(sub, i, true); err != nil {
+				return err
+			}
+		}
 	}
 	touched := map[string]bool{}
 	_, err = sub.commit(ctx, m.store, store.Request{InReadOnly: true}, moved, func() ([]store.Change, error) {

@@ -29,7 +29,8 @@ func (m *Manager) Connect(ctx context.Context, subscriptionName, name string) (*
 	if sub.deleted {
 		return nil, ErrNotFound
 	}
-	c := &Consumer{Name: name, ConnectedAt: m.now().UTC(), sub: sub, ended: make(chan struct{}), changed: make(chan struct{})}
+	c := &Consumer{Name: name, ConnectedAt: m.now().UTC(), sub: sub, ended: make(chan struct{}), changed: make(chan struct{}),
+		woken: make(chan struct{}, 1)}
 	if m.shared != nil {
 		return c, m.connectShared(ctx, sub, c)
 	}
@@ -153,6 +154,34 @@ func (m *Manager) rebalance(ctx context.Context, sub *subscription, consumers []
 	return nil
 }
 
+// wake tells the consumer name, if connected, to poll: it has something
+// to do that no commit of events announced. The caller holds sub.mu.
+func (sub *subscription) wake(name string) {
+	for _, c := range sub.consumers {
+		if c.Name == name {
+			select {
+			case c.woken <- struct{}{}:
+			default:
+			}
+		}
+	}
+}
+
+// replaced ends the consumer name, if connected, with ErrReplaced: a
+// consumer of its name connected on another node. The caller holds
+// sub.mu.
+func (sub *subscription) replaced(name string) {
+	kept := sub.consumers[:0:0]
+	for _, c := range sub.consumers {
+		if c.Name == name {
+			c.end(ErrReplaced)
+			continue
+		}
+		kept = append(kept, c)
+	}
+	sub.consumers = kept
+}
+
 // notify tells the consumer name, if connected, that its partitions
 // changed. The caller holds sub.mu.
 func (sub *subscription) notify(name string) {
@@ -262,7 +291,7 @@ func (m *Manager) Poll(ctx context.Context, c *Consumer) (out []Delivered, more 
 	})
 	if errors.Is(err, errFenced) {
 		// Another node changed a partition: read them again, and poll again.
-		if err := m.refreshAll(sub); err != nil {
+		if err := m.refreshAll(sub, false); err != nil {
 			if errors.Is(err, errPartitionGone) {
 				m.gone(sub)
 				return nil, false, ErrDeleted
@@ -293,12 +322,16 @@ func (m *Manager) Poll(ctx context.Context, c *Consumer) (out []Delivered, more 
 }
 
 // work reports whether a poll of the partitions owned has anything to
-// send now: a delivery of them due, or room and events after the cursor
-// in a log of count events. (Those of other consumers are their own polls'
-// to find; every commit wakes those too.)
+// do now: a delivery of them due, room and events after the cursor in a
+// log of count events, or settles made elsewhere to take in. (Those of
+// other consumers are their own polls' to find; every commit wakes those
+// too.)
 func (sub *subscription) work(owned []int, now time.Time, count uint64) bool {
 	for _, i := range owned {
 		p := sub.parts[i]
+		if len(sub.recs[i].Inbox) > 0 {
+			return true
+		}
 		if due, ok := p.NextDue(); ok && !due.After(now) {
 			return true
 		}

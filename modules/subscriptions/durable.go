@@ -16,7 +16,8 @@ import (
 //
 //	subscriptions.layout      version                     the layout below (absent: 1)
 //	subscriptions             <name>                      the definition
-//	subscriptions.partitions  <name>/<partition>          its epoch and floor
+//	subscriptions.partitions  <name>/<partition>          its epoch and floor; on a shared backend
+//	                                                      also its holder, change count and inbox
 //	subscriptions.deliveries  <name>/<partition>/<id>     an event above the floor: in flight
 //	                                                      (its attempt) or settled
 //	subscriptions.replays     <name>/<partition>/<id>     a parked event delivered once more
@@ -116,25 +117,41 @@ func decodeDefinition(name string, raw []byte) (Definition, time.Time, error) {
 }
 
 // partitionRecord is the stored form of a partition's epoch and floor. On
-// a shared backend it also names the owner (its node and consumer) and
-// counts the changes of the partition's records (Seq), which fences every
-// change against those made since its author read them (shared.go).
+// a shared backend it also names the owner (its node and consumer), counts
+// the changes that settled or moved deliveries (Seq), which fences every
+// change against those made since its author read them, and holds the
+// settles made on other nodes than the owner's that the owner has not
+// taken in yet (Inbox; shared.go).
 type partitionRecord struct {
-	Epoch    uint64 `json:"epoch"`
-	Floor    uint64 `json:"floor"`
-	Node     string `json:"node,omitempty"`
-	Consumer string `json:"consumer,omitempty"`
-	Seq      uint64 `json:"seq,omitempty"`
+	Epoch    uint64       `json:"epoch"`
+	Floor    uint64       `json:"floor"`
+	Node     string       `json:"node,omitempty"`
+	Consumer string       `json:"consumer,omitempty"`
+	Seq      uint64       `json:"seq,omitempty"`
+	Inbox    []inboxEntry `json:"inbox,omitempty"`
+}
+
+// same reports whether r and o agree on everything but their inboxes.
+func (r partitionRecord) same(o partitionRecord) bool {
+	return r.Epoch == o.Epoch && r.Floor == o.Floor && r.Node == o.Node && r.Consumer == o.Consumer && r.Seq == o.Seq
+}
+
+// inboxEntry is a settle of one delivery made on a node that does not hold
+// the partition: its token's epoch, event and attempt, the action, and for
+// a retry when (Unix nanoseconds) the event is due again.
+type inboxEntry struct {
+	Epoch   uint64 `json:"epoch"`
+	EventID uint64 `json:"id"`
+	Attempt int    `json:"attempt"`
+	Action  Action `json:"action,omitempty"`
+	RetryAt int64  `json:"retryAt,omitempty"`
 }
 
 // deliveryRecord is the stored form of an event above a floor: its attempt
-// while in flight, or settled. RetryAt (Unix nanoseconds) is when a retry
-// settled on a node that does not own the partition asks for the event
-// again.
+// while in flight, or settled.
 type deliveryRecord struct {
-	Attempt int   `json:"attempt,omitempty"`
-	Settled bool  `json:"settled,omitempty"`
-	RetryAt int64 `json:"retryAt,omitempty"`
+	Attempt int  `json:"attempt,omitempty"`
+	Settled bool `json:"settled,omitempty"`
 }
 
 // ParkedRecord is the stored form of a parked event.
@@ -244,32 +261,24 @@ func loadSnapshots(s *store.Store, name string, partitions int) ([]Snapshot, []p
 	return out, recs, err
 }
 
-// loadPartition reads partition p of subscription name: its snapshot, the
-// retries asked for by other nodes (event id → Unix nanoseconds), and its
-// record.
-func loadPartition(s *store.Store, name string, p, partitions int) (Snapshot, map[uint64]int64, partitionRecord, error) {
+// loadPartition reads partition p of subscription name: its snapshot and
+// its record.
+func loadPartition(s *store.Store, name string, p, partitions int) (Snapshot, partitionRecord, error) {
 	pr, err := readPartitionRecord(s, name, p)
 	if err != nil {
-		return Snapshot{}, nil, pr, err
+		return Snapshot{}, pr, err
 	}
 	snap := Snapshot{Epoch: pr.Epoch, Floor: pr.Floor}
-	var retries map[uint64]int64
 	prefix := partitionKey(name, p) + "/"
 	err = eachRecord(s, spaceDeliveries, name, prefix, partitions, func(_ int, id uint64, dr deliveryRecord) {
 		addDelivery(&snap, id, dr)
-		if dr.RetryAt != 0 {
-			if retries == nil {
-				retries = map[uint64]int64{}
-			}
-			retries[id] = dr.RetryAt
-		}
 	})
 	if err == nil {
 		err = eachRecord(s, spaceReplays, name, prefix, partitions, func(_ int, id uint64, dr deliveryRecord) {
 			snap.Replays = append(snap.Replays, SnapshotAttempt{EventID: id, Attempt: dr.Attempt})
 		})
 	}
-	return snap, retries, pr, err
+	return snap, pr, err
 }
 
 // readPartitionRecord reads the record of partition p of subscription

@@ -21,7 +21,7 @@ func (m *Manager) Lag(name string) (uint64, error) {
 	sub.mu.Lock()
 	defer sub.mu.Unlock()
 	if sub.node != "" {
-		if err := m.refreshAll(sub); err != nil { // the cursors of other nodes
+		if err := m.refreshAll(sub, true); err != nil { // the cursors of other nodes
 			return 0, m.missing(sub, err)
 		}
 	}

@@ -63,6 +63,10 @@ type subscription struct {
 	// (shared.go).
 	node string
 	recs []partitionRecord
+	now  func() time.Time // the Manager's clock
+	// queued are the settles of partitions another node holds that the
+	// commit under way appends to their inboxes (commitSettles).
+	queued map[int][]inboxEntry
 }
 
 // Outcomes count what became of a subscription's deliveries.
@@ -78,6 +82,7 @@ type Consumer struct {
 	ended       chan struct{} // closed when the consumer ends
 	err         error         // why it ended
 	changed     chan struct{} // closed and replaced when its partitions change
+	woken       chan struct{} // has a value when it is to poll (Woken)
 	ahead       readAhead     // records delivered to it by others' polls, not sent yet
 }
 
@@ -91,6 +96,11 @@ func (c *Consumer) Err() error {
 	defer c.sub.mu.Unlock()
 	return c.err
 }
+
+// Woken returns a channel that has a value when the consumer is to poll
+// although no commit of events announced anything (on a shared backend:
+// settles made on other nodes wait to be taken in).
+func (c *Consumer) Woken() <-chan struct{} { return c.woken }
 
 // Partitions returns the partitions the consumer owns now, and a channel
 // closed when they change.
@@ -184,7 +194,8 @@ func (m *Manager) loadSubscription(st storedDefinition) (*subscription, error) {
 // newSubscription returns the subscription d, created at created, without
 // partitions.
 func (m *Manager) newSubscription(d Definition, created time.Time) *subscription {
-	sub := &subscription{def: d, createdAt: created, recs: make([]partitionRecord, d.Options.Partitions)}
+	sub := &subscription{def: d, createdAt: created, recs: make([]partitionRecord, d.Options.Partitions),
+		now: func() time.Time { return m.now() }}
 	if m.shared != nil {
 		sub.node = m.shared.node
 	}
@@ -375,9 +386,19 @@ func (sub *subscription) isDeleted() bool {
 // commit runs fn on the partitions of sub numbered parts (nil: all) and
 // commits what it changed of them together with r (its events,
 // preconditions and changes) and the changes fn returns; when fn or the
-// commit fails, those partitions are as they were. It returns the records
-// of r's events. The caller holds sub.mu.
+// commit fails, those partitions are as they were. On a shared backend the
+// inboxes of the partitions are applied first (shared.go). It returns the
+// records of r's events. The caller holds sub.mu.
 func (sub *subscription) commit(ctx context.Context, s *store.Store, r store.Request, parts []int, fn func() ([]store.Change, error)) ([]event.Record, error) {
+	return sub.commitSettles(ctx, s, r, parts, false, fn)
+}
+
+// commitSettles is commit; with inbox, the partitions another node holds
+// change none of their records: fn settles their deliveries on this
+// node's copies, to learn which tokens are stale, and queues the settles
+// (sub.queued), which go to the holder's inbox, and the copies stay as
+// stored.
+func (sub *subscription) commitSettles(ctx context.Context, s *store.Store, r store.Request, parts []int, inbox bool, fn func() ([]store.Change, error)) ([]event.Record, error) {
 	if parts == nil {
 		for p := range sub.parts {
 			parts = append(parts, p)
@@ -398,6 +419,17 @@ func (sub *subscription) commit(ctx context.Context, s *store.Store, r store.Req
 		sub.lag = savedLag
 		sub.saved = nil // the partitions took its slices
 	}
+	var remote []bool // on a shared backend: which of parts settle into their holder's inbox
+	if sub.node != "" {
+		remote = make([]bool, len(parts))
+		now := sub.now()
+		for i, p := range parts {
+			remote[i] = inbox && sub.remote(p)
+			sub.takeInbox(p, now)
+		}
+		sub.queued = map[int][]inboxEntry{}
+		defer func() { sub.queued = nil }()
+	}
 	extra, err := fn()
 	if err != nil {
 		restore()
@@ -405,10 +437,13 @@ func (sub *subscription) commit(ctx context.Context, s *store.Store, r store.Req
 	}
 	r.Changes = append(r.Changes, extra...)
 	var changed []bool // on a shared backend: which of parts changed, to be fenced
-	if sub.node != "" {
+	if remote != nil {
 		changed = make([]bool, len(parts))
 	}
 	for i, p := range parts {
+		if remote != nil && remote[i] {
+			continue
+		}
 		n := len(r.Changes)
 		r.Changes = append(r.Changes, changes(sub.def.Name, p, &saved[i], sub.parts[p])...)
 		if changed != nil {
@@ -416,9 +451,13 @@ func (sub *subscription) commit(ctx context.Context, s *store.Store, r store.Req
 		}
 	}
 	var next map[int]partitionRecord
-	if changed != nil {
-		markChanged(changed, parts, extra)
-		next = sub.fenced(&r, parts, saved, changed)
+	if remote != nil {
+		next = sub.fenced(&r, parts, saved, changed, remote)
+		for i, p := range parts {
+			if remote[i] { // copies of what others hold stay as stored
+				*sub.parts[p] = saved[i].clone(Partition{})
+			}
+		}
 	}
 	if len(r.Changes) == 0 && len(r.Events) == 0 {
 		return nil, nil
@@ -561,7 +600,7 @@ func (m *Manager) info(sub *subscription) (Info, error) {
 		consumers = append(consumers, ConsumerInfo{Name: c.Name, ConnectedAt: c.ConnectedAt})
 	}
 	if sub.node != "" { // the partitions and consumers of every node
-		if err := m.refreshAll(sub); err != nil {
+		if err := m.refreshAll(sub, true); err != nil {
 			return Info{}, m.missing(sub, err)
 		}
 		reg, err := m.registry(sub)
@@ -580,7 +619,13 @@ func (m *Manager) info(sub *subscription) (Info, error) {
 		})
 	}
 	info := Info{Definition: sub.def, CreatedAt: sub.createdAt}
+	now := m.now()
 	for i, p := range sub.parts {
+		if inbox := sub.recs[i].Inbox; len(inbox) > 0 { // settled, not yet taken in by the holder
+			c := p.clone(Partition{})
+			applyInbox(&c, sub.def.Name, inbox, now)
+			p = &c
+		}
 		pos, ok := p.Position()
 		inFlight := len(p.inFlight) + len(p.replays)
 		owner := p.Owner

@@ -89,7 +89,7 @@ func (m *Manager) Settle(ctx context.Context, s Settle) (Settled, error) {
 		r.InReadOnly = !withEvents
 		out = Settled{}
 		var err error
-		records, err = sub.commit(ctx, m.store, r, parts, m.settleFunc(sub, s, &out))
+		records, err = sub.commitSettles(ctx, m.store, r, parts, true, m.settleFunc(sub, s, &out))
 		return err
 	})
 	if errors.Is(err, ErrNotHeld) {
@@ -113,14 +113,13 @@ func (m *Manager) Settle(ctx context.Context, s Settle) (Settled, error) {
 
 // retryFenced runs fn, which commits changes of the partitions parts of
 // sub, and on a shared backend reads those partitions again first if
-// another node changed them (a partition this node holds included: fn may
-// decide from them without committing, as a settle of stale tokens or a
-// replay of nothing does), and runs fn again when another node changed
-// one of them in between. Between runs it waits a
+// another node changed them or holds them (a partition this node holds
+// included: fn may decide from them without committing, as a settle of
+// stale tokens or a replay of nothing does), and runs fn again when
+// another node changed one of them in between. Between runs it waits a
 // little, without sub.mu, longer each time (up to fenceWaitMax, jittered),
-// so that the owner's commits, which a settle sent to another node races
-// with, leave it a turn; it gives up only when ctx ends. The caller holds
-// sub.mu.
+// so that the commits it races with leave it a turn; it gives up only
+// when ctx ends. The caller holds sub.mu.
 func (m *Manager) retryFenced(ctx context.Context, sub *subscription, parts []int, fn func() error) error {
 	if sub.node == "" {
 		return fn()
@@ -128,7 +127,7 @@ func (m *Manager) retryFenced(ctx context.Context, sub *subscription, parts []in
 	wait := time.Millisecond
 	for {
 		for _, p := range parts {
-			if err := m.refresh(sub, p); err != nil {
+			if err := m.refresh(sub, p, true); err != nil {
 				return m.missing(sub, err)
 			}
 		}
@@ -166,7 +165,7 @@ func (m *Manager) missing(sub *subscription, err error) error {
 }
 
 // settleFunc returns the function that settles the deliveries of s on the
-// partitions of sub, counting into out, for sub.commit.
+// partitions of sub, counting into out, for sub.commitSettles.
 func (m *Manager) settleFunc(sub *subscription, s Settle, out *Settled) func() ([]store.Change, error) {
 	withEvents := len(s.Write.Events) > 0
 	now := m.now()
@@ -183,12 +182,7 @@ func (m *Manager) settleFunc(sub *subscription, s Settle, out *Settled) func() (
 			case Acknowledge:
 				ok = p.Acknowledge(t)
 			case Retry:
-				if ok = p.Retry(t, s.After, now); ok && sub.node != "" && p.Owner == "" {
-					// Its holder learns of the retry from the record.
-					list, i := p.find(t)
-					extra = append(extra, store.Change{Space: spaceDeliveries, Key: deliveryKey(sub.def.Name, p.Index, t.EventID),
-						Value: mustJSON(deliveryRecord{Attempt: (*list)[i].Attempt, RetryAt: time.Now().Add(s.After).UnixNano()}), Expect: store.AnyVersion})
-				}
+				ok = p.Retry(t, s.After, now)
 			case Park:
 				var pk Parked
 				if pk, ok = p.Park(t, s.Reason, now); ok {
@@ -197,6 +191,13 @@ func (m *Manager) settleFunc(sub *subscription, s Settle, out *Settled) func() (
 			}
 			if ok {
 				out.Done++
+				if sub.remote(t.Partition) { // to the holder's inbox
+					e := inboxEntry{Epoch: t.Epoch, EventID: t.EventID, Attempt: t.Attempt, Action: s.Action}
+					if s.Action == Retry {
+						e.RetryAt = now.Add(s.After).UnixNano()
+					}
+					sub.queued[t.Partition] = append(sub.queued[t.Partition], e)
+				}
 			} else {
 				out.Stale = append(out.Stale, t)
 			}

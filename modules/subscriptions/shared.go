@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/eventstore-service/eventstore/modules/store"
@@ -14,26 +12,39 @@ import (
 
 // On a shared backend (PostgreSQL mode) every node keeps every partition
 // in memory, but delivers only those it holds: the partitions whose record
-// names this node and one of its consumers. The others are mirrors of
-// their records, read again when their change count (the record's Seq)
-// moved, so that a node can answer reads and settle deliveries of any
-// partition.
+// names this node and one of its consumers. The others are mirrors, read
+// again before they are used.
 //
-// Every change of a partition's records, by its holder or by any other
-// node (a settle, a reset, a replay, a move), puts the partition record
-// with Seq + 1 and is fenced: the writer refuses it unless the stored Seq
-// is still the one its author read (fenceCheck). So two nodes never both
-// change a partition from the same state, a holder learns of every change
-// made elsewhere before its next own one, and a node that lost a
-// partition (its epoch moved on) can change nothing of it any more.
+// A partition's record fences the changes of its records (fenceCheck): a
+// request that changes a partition requires the record's change count
+// (Seq) and the length of its inbox to be still those its author read.
+//
+//   - The node that holds the partition (or, for one that nobody holds, any
+//     node) changes its records as on one node. Deliveries of new events
+//     only add records and leave the partition record as it is; every
+//     other change (a settle, a move, a reset, a replay) puts the record
+//     with Seq + 1 and an empty inbox.
+//   - A settle sent to another node than the holder's changes none of the
+//     partition's records: it appends an entry per delivery it settles to
+//     the record's inbox, Seq unchanged, after reading the partition as it
+//     is stored. The holder takes the inbox in with its next change (every
+//     change applies the entries first), and is woken for it when the
+//     store follows the other node's commit (stateChanged).
+//
+// So a settle elsewhere and the holder's deliveries never refuse each
+// other, a settle elsewhere is refused (and tried again) only when the
+// holder settled or moved deliveries in between, two nodes never change a
+// partition from the same state, and a node that lost a partition (its
+// epoch moved on) can change nothing of it any more: its tokens are stale.
 //
 // Which node delivers a partition is decided by leases: cluster.go.
 
-// fence is the change count a partition record must still have for a
-// request to be made.
+// fence is the state a partition record must still have for a request to
+// be made: its change count and the length of its inbox.
 type fence struct {
 	partition int
 	seq       uint64
+	inbox     int
 }
 
 // errFenced refuses a request that changed a partition another node
@@ -47,8 +58,8 @@ func (e *fencedError) Error() string { return fmt.Sprintf("partition %d: %v", e.
 func (e *fencedError) Unwrap() error { return errFenced }
 
 // fenceCheck returns the Check of a request that changes the partitions of
-// fences of subscription name: each record must have the Seq named,
-// composed with the request's own check, unless nil.
+// fences of subscription name: each record must have the Seq and inbox
+// length named, composed with the request's own check, unless nil.
 func fenceCheck(name string, fences []fence, own func(*store.Group) error) func(*store.Group) error {
 	return func(g *store.Group) error {
 		for _, f := range fences {
@@ -62,7 +73,7 @@ func fenceCheck(name string, fences []fence, own func(*store.Group) error) func(
 					return fmt.Errorf("subscription %s, partition %d: %w", name, f.partition, err)
 				}
 			}
-			if !found || pr.Seq != f.seq {
+			if !found || pr.Seq != f.seq || len(pr.Inbox) != f.inbox {
 				return &fencedError{f.partition}
 			}
 		}
@@ -73,29 +84,70 @@ func fenceCheck(name string, fences []fence, own func(*store.Group) error) func(
 	}
 }
 
-// fenced adds to r the changes of the partition records that the partitions
-// parts changed (before are their copies from before), each with Seq + 1,
-// and the fence on their Seq, and returns the records as they will be. The
-// changes r holds of the partition records (their epoch and floor) are
-// replaced by those.
-func (sub *subscription) fenced(r *store.Request, parts []int, before []Partition, changed []bool) map[int]partitionRecord {
+// remote reports whether partition p is held by another node, as this
+// node last read its record.
+func (sub *subscription) remote(p int) bool {
+	return sub.node != "" && sub.recs[p].Node != "" && sub.recs[p].Node != sub.node
+}
+
+// takeInbox applies the entries of the inbox of partition p, as this node
+// last read it, to the partition (applyInbox). The caller holds sub.mu.
+func (sub *subscription) takeInbox(p int, now time.Time) {
+	applyInbox(sub.parts[p], sub.def.Name, sub.recs[p].Inbox, now)
+}
+
+// applyInbox applies the settles of entries to part, of subscription
+// name. An entry whose delivery is no longer in flight changes nothing.
+func applyInbox(part *Partition, name string, entries []inboxEntry, now time.Time) {
+	for _, e := range entries {
+		t := Token{Subscription: name, Partition: part.Index, Epoch: e.Epoch, EventID: e.EventID, Attempt: e.Attempt}
+		switch e.Action {
+		case Acknowledge:
+			part.Acknowledge(t)
+		case Retry:
+			part.Retry(t, time.Unix(0, e.RetryAt).Sub(now), now)
+		case Park:
+			part.Park(t, "", now) // its parked record was put with the entry
+		}
+	}
+}
+
+// fenced adds to r the fences of the partitions parts (before are their
+// copies from before fn, changed whether their records changed), and the
+// changes of their records: a partition whose settles go to its holder's
+// inbox (inbox[i]) gets the entries queued for it appended; one this node
+// holds whose deliveries only grew is fenced and left as it is; any other
+// change puts it with Seq + 1 and an empty inbox. It returns the records as they will
+// be. The changes r holds of the partition records (their epoch and floor)
+// are replaced by those.
+func (sub *subscription) fenced(r *store.Request, parts []int, before []Partition, changed, inbox []bool) map[int]partitionRecord {
 	var fences []fence
 	next := map[int]partitionRecord{}
 	for i, p := range parts {
-		after := sub.parts[p]
-		if !changed[i] && before[i].Owner == after.Owner {
-			continue
-		}
 		rec := sub.recs[p]
+		after := sub.parts[p]
 		switch {
-		case after.Owner != "":
-			rec.Node, rec.Consumer = sub.node, after.Owner
-		case before[i].Owner != "": // released
-			rec.Node, rec.Consumer = "", ""
+		case inbox[i]:
+			if len(sub.queued[p]) == 0 {
+				continue
+			}
+			rec.Inbox = append(slices.Clip(rec.Inbox), sub.queued[p]...)
+			next[p] = rec
+		case !changed[i] && before[i].Owner == after.Owner && len(rec.Inbox) == 0:
+			continue
+		case before[i].Owner != "" && before[i].Owner == after.Owner && len(rec.Inbox) == 0 && onlyAdded(&before[i], after):
+			// the holder's deliveries: fenced, not put
+		default:
+			switch {
+			case after.Owner != "":
+				rec.Node, rec.Consumer = sub.node, after.Owner
+			case before[i].Owner != "": // released
+				rec.Node, rec.Consumer = "", ""
+			}
+			rec.Epoch, rec.Floor, rec.Seq, rec.Inbox = after.Epoch, after.floor, rec.Seq+1, nil
+			next[p] = rec
 		}
-		rec.Epoch, rec.Floor, rec.Seq = after.Epoch, after.floor, rec.Seq+1
-		next[p] = rec
-		fences = append(fences, fence{p, sub.recs[p].Seq})
+		fences = append(fences, fence{p, sub.recs[p].Seq, len(sub.recs[p].Inbox)})
 	}
 	if len(fences) == 0 {
 		return nil
@@ -110,48 +162,63 @@ func (sub *subscription) fenced(r *store.Request, parts []int, before []Partitio
 			kept = append(kept, c)
 		}
 	}
-	for _, f := range fences {
-		kept = append(kept, store.Change{Space: spacePartitions, Key: partitionKey(sub.def.Name, f.partition),
-			Value: mustJSON(next[f.partition]), Expect: store.AnyVersion})
+	for p, rec := range next {
+		kept = append(kept, store.Change{Space: spacePartitions, Key: partitionKey(sub.def.Name, p),
+			Value: mustJSON(rec), Expect: store.AnyVersion})
 	}
 	r.Changes = kept
 	r.Check = fenceCheck(sub.def.Name, fences, r.Check)
 	return next
 }
 
-// markChanged marks in changed the partitions of parts that extra changes
-// records of (a retry settled on a node that does not hold it).
-func markChanged(changed []bool, parts []int, extra []store.Change) {
-	for _, c := range extra {
-		if c.Space != spaceDeliveries {
-			continue
-		}
-		i := strings.IndexByte(c.Key, '/')
-		if i < 0 || len(c.Key) < i+5 {
-			continue
-		}
-		p, err := strconv.Atoi(c.Key[i+1 : i+5])
-		if err != nil {
-			continue
-		}
-		if j := slices.Index(parts, p); j >= 0 {
-			changed[j] = true
+// onlyAdded reports whether after differs from before only by deliveries
+// added or sent again: no settle, move or reset, nothing a settle on
+// another node must learn of before it decides.
+func onlyAdded(before, after *Partition) bool {
+	if before.Epoch != after.Epoch || before.floor != after.floor || !slices.Equal(before.settled, after.settled) {
+		return false
+	}
+	for _, lists := range [][2][]Delivery{{before.inFlight, after.inFlight}, {before.replays, after.replays}} {
+		for _, d := range lists[0] {
+			if _, found := searchDeliveries(lists[1], d.EventID); !found {
+				return false
+			}
 		}
 	}
+	return true
 }
 
 // refresh reads partition p of sub again if its record moved on since this
-// node read it (another node changed it), and takes it as it is stored. A
-// partition this node holds stays held if its record still names this
-// node and its owner; the timeouts of its deliveries still in flight with
-// the same attempt keep running, and retries asked for on other nodes
-// take effect. It fails with errPartitionGone when the subscription was
+// node read it, or, with force, if another node holds it (whose deliveries
+// of new events leave the record as it is), and takes it as it is stored;
+// otherwise it only takes the record's inbox. A partition this node holds
+// stays held if its record still names this node and its owner; the
+// timeouts of its deliveries still in flight with the same attempt keep
+// running. It fails with errPartitionGone when the subscription was
 // deleted. The caller holds sub.mu.
-func (m *Manager) refresh(sub *subscription, p int) error {
-	if rec, err := readPartitionRecord(m.store, sub.def.Name, p); err != nil || rec == sub.recs[p] {
-		return err // unchanged: one read
+func (m *Manager) refresh(sub *subscription, p int, force bool) error {
+	rec, err := readPartitionRecord(m.store, sub.def.Name, p)
+	if err != nil {
+		return err
 	}
-	snap, retries, rec, err := loadPartition(m.store, sub.def.Name, p, len(sub.parts))
+	return m.refreshFrom(sub, p, rec, force)
+}
+
+// refreshFrom is refresh with the partition record read: rec. Without
+// force, a partition another node holds is not read: its record is taken,
+// and its copy read when it is used (with force), or when its record
+// names no other node any more.
+func (m *Manager) refreshFrom(sub *subscription, p int, rec partitionRecord, force bool) error {
+	elsewhere := rec.Node != "" && rec.Node != sub.node
+	switch {
+	case rec.same(sub.recs[p]) && !(force && elsewhere):
+		sub.recs[p].Inbox = rec.Inbox
+		return nil
+	case elsewhere && !force && sub.parts[p].Owner == "":
+		sub.recs[p] = rec
+		return nil
+	}
+	snap, rec, err := loadPartition(m.store, sub.def.Name, p, len(sub.parts))
 	if err != nil {
 		return err
 	}
@@ -165,12 +232,16 @@ func (m *Manager) refresh(sub *subscription, p int) error {
 		fresh.Owner = old.Owner
 	}
 	if fresh.Epoch == old.Epoch {
-		keepTimers(fresh.inFlight, old.inFlight, retries, now)
-		keepTimers(fresh.replays, old.replays, nil, now)
+		keepTimers(fresh.inFlight, old.inFlight)
+		keepTimers(fresh.replays, old.replays)
 		fresh.cursor = max(fresh.cursor, old.cursor)
 	}
 	fresh.timedOut = old.timedOut
-	if old.Owner != "" && fresh.Owner == "" {
+	switch {
+	case old.Owner == "" || fresh.Owner != "":
+	case rec.Node != "" && rec.Node != sub.node && rec.Consumer == old.Owner:
+		sub.replaced(old.Owner) // its name connected on the node that holds the partition now
+	default:
 		sub.notify(old.Owner) // it lost the partition
 	}
 	*old = *fresh
@@ -180,32 +251,26 @@ func (m *Manager) refresh(sub *subscription, p int) error {
 }
 
 // keepTimers gives the deliveries of fresh that are in old with the same
-// attempt their timers from old, and those retried on another node (event
-// id → Unix nanoseconds) their time.
-func keepTimers(fresh, old []Delivery, retries map[uint64]int64, now time.Time) {
+// attempt their timers from old.
+func keepTimers(fresh, old []Delivery) {
 	for i := range fresh {
 		d := &fresh[i]
 		if j, found := searchDeliveries(old, d.EventID); found && old[j].Attempt == d.Attempt {
 			d.Due, d.Resend, d.Unsent = old[j].Due, old[j].Resend, old[j].Unsent
 		}
-		if at, ok := retries[d.EventID]; ok {
-			d.Due, d.Resend, d.Unsent = now.Add(time.Until(time.Unix(0, at))), false, false
-		}
 	}
 }
 
-// refreshAll refreshes every partition of sub whose record moved on, by
-// one read of the records. The caller holds sub.mu.
-func (m *Manager) refreshAll(sub *subscription) error {
+// refreshAll refreshes every partition of sub, as refresh does, by one
+// read of the records. The caller holds sub.mu.
+func (m *Manager) refreshAll(sub *subscription, force bool) error {
 	recs, err := m.partitionRecords(sub)
 	if err != nil {
 		return err
 	}
 	for p, rec := range recs {
-		if rec != sub.recs[p] {
-			if err := m.refresh(sub, p); err != nil {
-				return err
-			}
+		if err := m.refreshFrom(sub, p, rec, force); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -2,6 +2,7 @@ package subscriptions
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -17,11 +18,15 @@ import (
 // the node name, keeping its leases until the test ends.
 func sharedNode(t *testing.T, url, name string, lease time.Duration) (*store.Store, *Manager) {
 	t.Helper()
-	s := storetest.Start(t, func() (store.Backend, error) {
+	s := store.New(func() (store.Backend, error) {
 		return pgstore.Open(ctx, url, zap.NewNop(), pgstore.Options{MaxConnections: 8})
-	})
+	}, zap.NewNop(), nil, store.Memory{})
 	m := NewManager(s, 10)
 	m.Share(name, lease)
+	if err := s.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close(ctx) })
 	if err := m.Load(); err != nil {
 		t.Fatal(err)
 	}
@@ -368,4 +373,103 @@ func ownerAndOther(t *testing.T) (sa *store.Store, a, b *Manager, c *Consumer) {
 		t.Fatal(err)
 	}
 	return sa, a, b, connect(t, a, "billing", "wa")
+}
+
+// TestSharedSettlesGoToTheHolder settles on node b what node a delivers:
+// the settle puts only an entry into the partition record's inbox, node a
+// is woken to take it in, and frees the window with its next poll; the
+// holder's deliveries of new events leave the record as it is, so settles
+// elsewhere are not refused for them; and a write acknowledging one
+// delivery, sent to both nodes at once, is stored once.
+func TestSharedSettlesGoToTheHolder(t *testing.T) {
+	url := pg.Database(t)
+	sa, a := sharedNode(t, url, "node-a", 3*time.Second)
+	_, b := sharedNode(t, url, "node-b", 3*time.Second)
+	d := definition(1, 1) // one delivery in flight at a time
+	d.Options.AcknowledgeTimeout = time.Minute
+	if _, err := a.Create(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	c := connect(t, a, "billing", "wa")
+	const rounds = 10
+	orders(t, sa, rounds+2)
+	record := func() partitionRecord {
+		t.Helper()
+		rec, err := readPartitionRecord(sa, "billing", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rec
+	}
+	first := collect(t, a, c, 1, 5*time.Second, "the first delivery")
+	before := record()
+	if out, err := b.Settle(ctx, Settle{Subscription: "billing", Tokens: []Token{first[0].Token}}); err != nil || out.Done != 1 {
+		t.Fatalf("acknowledge on node b: %+v %v", out, err)
+	}
+	inboxed := record()
+	if !inboxed.same(before) || len(inboxed.Inbox) != 1 || inboxed.Inbox[0].EventID != first[0].Record.ID {
+		t.Fatalf("the record after a settle elsewhere: %+v, before %+v", inboxed, before)
+	}
+	if out, err := b.Settle(ctx, Settle{Subscription: "billing", Tokens: []Token{first[0].Token}}); err != nil || len(out.Stale) != 1 {
+		t.Fatalf("the same acknowledgement again on node b: %+v %v", out, err)
+	}
+	select {
+	case <-c.Woken():
+	case <-time.After(5 * time.Second):
+		t.Fatal("the holder's consumer was not woken by the settle elsewhere")
+	}
+	second := collect(t, a, c, 1, 5*time.Second, "the second delivery, once the window is free")
+	taken := record()
+	if taken.Seq != before.Seq+1 || len(taken.Inbox) != 0 {
+		t.Fatalf("the record after the holder took its inbox in: %+v", taken)
+	}
+	if _, found, err := sa.State(spaceDeliveries, deliveryKey("billing", 0, first[0].Record.ID)); err != nil || found {
+		t.Fatalf("the first delivery's record after it was taken in: found %v, %v", found, err)
+	}
+	// Rounds of a write acknowledging one delivery, on both nodes at once.
+	pending := second[0]
+	for round := range rounds {
+		results := make(chan error, 2)
+		for i, m := range []*Manager{a, b} {
+			go func() {
+				write := storetest.Candidate(fmt.Sprintf("/invoices/%d", round), "io.example.invoiced", fmt.Sprintf(`{"node":%d}`, i))
+				_, err := m.Settle(ctx, Settle{Subscription: "billing", Tokens: []Token{pending.Token},
+					Write: store.Request{Events: []event.Candidate{write}}})
+				results <- err
+			}()
+		}
+		var held int
+		for range 2 {
+			switch err := <-results; {
+			case err == nil:
+				held++
+			case !errors.Is(err, ErrNotHeld):
+				t.Fatalf("round %d: %v", round, err)
+			}
+		}
+		if held != 1 {
+			t.Fatalf("round %d: %d writes acknowledged one delivery", round, held)
+		}
+		if round < rounds-1 {
+			pending = collect(t, a, c, 1, 5*time.Second, "the next delivery")[0]
+		}
+	}
+	if n := sa.Durable(); n != 2*(rounds+2)+rounds {
+		t.Fatalf("%d events, want %d: a write acknowledging a settled delivery was stored", n, 2*(rounds+2)+rounds)
+	}
+	// The holder's deliveries of new events leave the record as it is.
+	a2 := definition(1, 100)
+	a2.Name = "wide"
+	if _, err := a.Create(ctx, a2); err != nil {
+		t.Fatal(err)
+	}
+	w := connect(t, a, "wide", "ww")
+	collect(t, a, w, rounds+2, 5*time.Second, "the wide subscription's deliveries")
+	wide, err := readPartitionRecord(sa, "wide", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wide.Seq != 1 { // the claim
+		t.Fatalf("the record after %d deliveries of new events: %+v, want Seq 1 (the claim)", rounds+2, wide)
+	}
 }
