@@ -54,7 +54,10 @@ type Record struct {
 	Events            int64   `json:"events"`
 	Requests          int64   `json:"requests"`
 	Errors            int64   `json:"errors"`
-	ElapsedSeconds    float64 `json:"elapsedSeconds"`
+	// Failures count the errors by kind, where the scenario tells them
+	// apart.
+	Failures       map[string]int64 `json:"failures,omitempty"`
+	ElapsedSeconds float64          `json:"elapsedSeconds"`
 	// Latencies are per request, except for observe: from a write's
 	// acknowledgement to an observer's receipt.
 	LatencyP50Ms float64 `json:"latencyP50Ms"`
@@ -80,7 +83,7 @@ func newRecord(scenario string, res Result) Record {
 	return Record{
 		Scenario: scenario, Name: res.Name,
 		EventsPerSecond: res.EventsPerSecond(), RequestsPerSecond: res.RequestsPerSecond(),
-		Events: res.Events, Requests: res.Requests, Errors: res.Errors, ElapsedSeconds: res.Elapsed.Seconds(),
+		Events: res.Events, Requests: res.Requests, Errors: res.Errors, Failures: res.Failures, ElapsedSeconds: res.Elapsed.Seconds(),
 		LatencyP50Ms: ms(res.Percentile(50)), LatencyP99Ms: ms(res.Percentile(99)), LatencyMaxMs: ms(res.Percentile(100)),
 		HeapBeforeBytes: res.HeapBefore, HeapPeakBytes: res.HeapPeak,
 	}

@@ -134,7 +134,7 @@ func (t Target) Drain(ctx context.Context, label, name string, consumers, events
 	defer cancel()
 	var (
 		acked     atomic.Int64
-		failures  atomic.Int64
+		failed    failures
 		mu        sync.Mutex
 		latencies []time.Duration
 		done      = make(chan struct{})
@@ -144,7 +144,7 @@ func (t Target) Drain(ctx context.Context, label, name string, consumers, events
 		start := time.Now()
 		if err := t.call(ctx, client, "/api/v1/acknowledge-deliveries", ackBody(name, tokens), nil); err != nil {
 			if ctx.Err() == nil {
-				failures.Add(1)
+				failed.addErr("/api/v1/acknowledge-deliveries", err)
 			}
 			return
 		}
@@ -164,7 +164,7 @@ func (t Target) Drain(ctx context.Context, label, name string, consumers, events
 			defer wg.Done()
 			client := newClient(1)
 			if err := t.consume(ctx, name, fmt.Sprintf("c%d", c), nil, func(tokens []string) { ack(client, tokens) }); err != nil && ctx.Err() == nil {
-				failures.Add(1)
+				failed.addErr("/api/v1/consume-subscription", err)
 				once.Do(func() { close(done) })
 			}
 		}()
@@ -174,7 +174,8 @@ func (t Target) Drain(ctx context.Context, label, name string, consumers, events
 	cancel()
 	wg.Wait()
 	slices.Sort(latencies)
-	return Result{Name: label, Requests: int64(len(latencies)), Events: acked.Load(), Errors: failures.Load(), Elapsed: elapsed, Latencies: latencies}
+	n, kinds := failed.count()
+	return Result{Name: label, Requests: int64(len(latencies)), Events: acked.Load(), Errors: n, Failures: kinds, Elapsed: elapsed, Latencies: latencies}
 }
 
 // consume reads the stream of consumer of subscription name until ctx
@@ -283,7 +284,7 @@ func (t Target) Follow(ctx context.Context, label string, names []string, subjec
 	var (
 		mu        sync.Mutex
 		latencies []time.Duration
-		failures  atomic.Int64
+		failed    failures
 		consumers sync.WaitGroup
 	)
 	base := time.Now()
@@ -311,11 +312,11 @@ func (t Target) Follow(ctx context.Context, label string, names []string, subjec
 			}
 			settle := func(tokens []string) {
 				if err := t.call(ctx, acks, "/api/v1/acknowledge-deliveries", ackBody(name, tokens), nil); err != nil && ctx.Err() == nil {
-					failures.Add(1)
+					failed.addErr("/api/v1/acknowledge-deliveries", err)
 				}
 			}
 			if err := t.consume(ctx, name, "live", seen, settle); err != nil && ctx.Err() == nil {
-				failures.Add(1)
+				failed.addErr("/api/v1/consume-subscription", err)
 			}
 		}()
 	}
@@ -334,7 +335,7 @@ func (t Target) Follow(ctx context.Context, label string, names []string, subjec
 			sent := time.Since(base)
 			body := fmt.Sprintf(`{"events":[{"source":"https://bench.eventstore.example","subject":%q,"type":%q,"data":{"sent":%d}}]}`, subject, EventType, sent)
 			if err := t.call(ctx, writes, "/api/v1/write-events", []byte(body), nil); err != nil {
-				failures.Add(1)
+				failed.addErr("/api/v1/write-events", err)
 				return
 			}
 			count.Add(1)
@@ -354,6 +355,11 @@ func (t Target) Follow(ctx context.Context, label string, names []string, subjec
 	cancel()
 	consumers.Wait()
 	slices.Sort(latencies)
-	missing := int64(want - len(latencies))
-	return Result{Name: label, Requests: count.Load(), Events: int64(len(latencies)), Errors: failures.Load() + max(0, missing), Elapsed: elapsed, Latencies: latencies}
+	if missing := want - len(latencies); missing > 0 {
+		for range missing {
+			failed.add("deliveries missing 10 s after the last write")
+		}
+	}
+	n, kinds := failed.count()
+	return Result{Name: label, Requests: count.Load(), Events: int64(len(latencies)), Errors: n, Failures: kinds, Elapsed: elapsed, Latencies: latencies}
 }
