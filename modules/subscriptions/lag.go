@@ -2,6 +2,7 @@ package subscriptions
 
 import (
 	"math"
+	"slices"
 
 	"github.com/eventstore-service/eventstore/modules/jsonscan"
 	"github.com/eventstore-service/eventstore/modules/store"
@@ -11,8 +12,9 @@ import (
 // partitions' positions that are neither in flight nor settled: the
 // matching events at or after each partition's cursor. The count is kept
 // as the cursors move (scan) and extended over the events written since
-// the last call, so that a call reads only those; the first call after a
-// start or a reset reads the log from the lowest cursor on.
+// the last call, so that a call reads only those, and those a cursor moved
+// over elsewhere (a partition another node holds, read again); the first
+// call after a start or a reset reads the log from the lowest cursor on.
 func (m *Manager) Lag(name string) (uint64, error) {
 	sub, err := m.lookup(name)
 	if err != nil {
@@ -27,30 +29,26 @@ func (m *Manager) Lag(name string) (uint64, error) {
 	}
 	view := m.store.View()
 	c := &sub.lag
+	if c.ahead != nil {
+		if err := c.follow(sub, view); err != nil {
+			c.ahead = nil
+			return 0, err
+		}
+	}
 	if c.ahead == nil {
-		c.ahead, c.to = make([]int64, len(sub.parts)), uint64(math.MaxUint64)
-		for _, p := range sub.parts {
+		c.ahead, c.from, c.to = make([]int64, len(sub.parts)), make([]uint64, len(sub.parts)), uint64(math.MaxUint64)
+		for i, p := range sub.parts {
+			c.from[i] = p.Cursor()
 			c.to = min(c.to, p.Cursor())
 		}
 	}
 	if head := view.Count(); c.to < head {
-		var sc jsonscan.Scanner
-		it := view.Scan(store.Scan{Subject: sub.def.Subject, Recursive: sub.def.Options.Recursive, From: c.to, To: head - 1})
-		for it.Next() {
-			subject, eventType, err := it.Record().SubjectAndType(&sc)
-			if err != nil {
-				it.Close()
-				c.ahead = nil
-				return 0, err
-			}
-			if !sub.def.Matches(subject, eventType) {
-				continue
-			}
-			if p := PartitionOf(subject, len(sub.parts)); it.Record().ID >= sub.parts[p].Cursor() {
+		err := sub.eachMatching(view, c.to, head, func(p int, id uint64) {
+			if id >= c.from[p] {
 				c.ahead[p]++
 			}
-		}
-		if err := it.Close(); err != nil {
+		})
+		if err != nil {
 			c.ahead = nil
 			return 0, err
 		}
@@ -64,16 +62,77 @@ func (m *Manager) Lag(name string) (uint64, error) {
 }
 
 // lagCount is what Lag keeps of a subscription: for each partition, the
-// matching events from its cursor up to to. nil ahead: to be counted
-// afresh.
+// matching events from from (the partition's cursor when last counted) up
+// to to. nil ahead: to be counted afresh.
 type lagCount struct {
 	to    uint64
 	ahead []int64
+	from  []uint64
+}
+
+// clone returns a copy of c that shares nothing with it.
+func (c *lagCount) clone() lagCount {
+	return lagCount{to: c.to, ahead: slices.Clone(c.ahead), from: slices.Clone(c.from)}
 }
 
 // passed notes that partition p's cursor passed the matching event id.
 func (c *lagCount) passed(p int, id uint64) {
-	if c.ahead != nil && id < c.to {
-		c.ahead[p]--
+	if c.ahead != nil {
+		if id < c.to && id >= c.from[p] {
+			c.ahead[p]--
+		}
+		c.from[p] = max(c.from[p], id+1)
 	}
+}
+
+// follow brings the counts in line with cursors that moved without
+// passing events (a partition read again as another node stored it, or
+// skipped ahead): the matching events between a count's start and its
+// partition's cursor are taken off. A cursor that went back (a reset)
+// has everything counted afresh (ahead nil).
+func (c *lagCount) follow(sub *subscription, view *store.View) error {
+	from, to := uint64(math.MaxUint64), uint64(0)
+	for i, p := range sub.parts {
+		switch cur := p.Cursor(); {
+		case cur < c.from[i]:
+			c.ahead = nil
+			return nil
+		case cur > c.from[i] && c.from[i] < c.to:
+			from, to = min(from, c.from[i]), max(to, min(cur, c.to))
+		case cur > c.from[i]:
+			c.from[i] = cur // beyond what was counted
+		}
+	}
+	if from < to {
+		err := sub.eachMatching(view, from, to, func(p int, id uint64) {
+			if id >= c.from[p] && id < sub.parts[p].Cursor() {
+				c.ahead[p]--
+			}
+		})
+		if err != nil {
+			return err
+		}
+	}
+	for i, p := range sub.parts {
+		c.from[i] = max(c.from[i], p.Cursor())
+	}
+	return nil
+}
+
+// eachMatching calls fn with the partition and id of every event of view
+// in [from, to) that sub matches.
+func (sub *subscription) eachMatching(view *store.View, from, to uint64, fn func(p int, id uint64)) error {
+	var sc jsonscan.Scanner
+	it := view.Scan(store.Scan{Subject: sub.def.Subject, Recursive: sub.def.Options.Recursive, From: from, To: to - 1})
+	for it.Next() {
+		subject, eventType, err := it.Record().SubjectAndType(&sc)
+		if err != nil {
+			it.Close()
+			return err
+		}
+		if sub.def.Matches(subject, eventType) {
+			fn(PartitionOf(subject, len(sub.parts)), it.Record().ID)
+		}
+	}
+	return it.Close()
 }

@@ -411,7 +411,7 @@ func (sub *subscription) commitSettles(ctx context.Context, s *store.Store, r st
 	for i, p := range parts {
 		saved[i] = sub.parts[p].clone(saved[i])
 	}
-	savedLag := lagCount{to: sub.lag.to, ahead: slices.Clone(sub.lag.ahead)}
+	savedLag := sub.lag.clone()
 	restore := func() {
 		for i, p := range parts {
 			*sub.parts[p] = saved[i]

@@ -246,8 +246,7 @@ func (m *Manager) refreshFrom(sub *subscription, p int, rec partitionRecord, for
 	}
 	*old = *fresh
 	sub.recs[p] = rec
-	sub.lag = lagCount{}
-	return nil
+	return nil // Lag follows the cursor
 }
 
 // keepTimers gives the deliveries of fresh that are in old with the same

@@ -473,3 +473,35 @@ func TestSharedSettlesGoToTheHolder(t *testing.T) {
 		t.Fatalf("the record after %d deliveries of new events: %+v, want Seq 1 (the claim)", rounds+2, wide)
 	}
 }
+
+// TestSharedLagFollowsTheHolder reads the lag on a node that does not
+// hold the partition while the holder delivers: it follows the holder's
+// cursor as the records show it.
+func TestSharedLagFollowsTheHolder(t *testing.T) {
+	url := pg.Database(t)
+	sa, a := sharedNode(t, url, "node-a", 3*time.Second)
+	_, b := sharedNode(t, url, "node-b", 3*time.Second)
+	d := definition(1, 3) // three deliveries in flight at most
+	d.Options.AcknowledgeTimeout = time.Minute
+	if _, err := a.Create(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	c := connect(t, a, "billing", "wa")
+	lag := func(want uint64) {
+		t.Helper()
+		if got, err := b.Lag("billing"); err != nil || got != want {
+			t.Fatalf("lag on node b: %d %v, want %d", got, err, want)
+		}
+	}
+	orders(t, sa, 5)
+	lag(5)
+	first := collect(t, a, c, 3, 5*time.Second, "a window of deliveries")
+	lag(2)
+	if out, err := b.Settle(ctx, Settle{Subscription: "billing", Tokens: []Token{first[0].Token, first[1].Token}}); err != nil || out.Done != 2 {
+		t.Fatalf("acknowledge on node b: %+v %v", out, err)
+	}
+	collect(t, a, c, 2, 5*time.Second, "the rest")
+	lag(0)
+	orders(t, sa, 4)
+	lag(4)
+}
