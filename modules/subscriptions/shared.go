@@ -17,7 +17,9 @@ import (
 //
 // A partition's record fences the changes of its records (fenceCheck): a
 // request that changes a partition requires the record's change count
-// (Seq) and the length of its inbox to be still those its author read.
+// (Seq) and the length of its inbox to be still those its author read
+// (the holder's deliveries of new events only the change count: no settle
+// can name them yet).
 //
 //   - The node that holds the partition (or, for one that nobody holds, any
 //     node) changes its records as on one node. Deliveries of new events
@@ -40,7 +42,7 @@ import (
 // Which node delivers a partition is decided by leases: cluster.go.
 
 // fence is the state a partition record must still have for a request to
-// be made: its change count and the length of its inbox.
+// be made: its change count and the length of its inbox (-1: any).
 type fence struct {
 	partition int
 	seq       uint64
@@ -73,7 +75,7 @@ func fenceCheck(name string, fences []fence, own func(*store.Group) error) func(
 					return fmt.Errorf("subscription %s, partition %d: %w", name, f.partition, err)
 				}
 			}
-			if !found || pr.Seq != f.seq || len(pr.Inbox) != f.inbox {
+			if !found || pr.Seq != f.seq || (f.inbox >= 0 && len(pr.Inbox) != f.inbox) {
 				return &fencedError{f.partition}
 			}
 		}
@@ -116,13 +118,25 @@ func applyInbox(part *Partition, name string, entries []inboxEntry, now time.Tim
 // copies from before fn, changed whether their records changed), and the
 // changes of their records: a partition whose settles go to its holder's
 // inbox (inbox[i]) gets the entries queued for it appended; one this node
-// holds whose deliveries only grew is fenced and left as it is; any other
-// change puts it with Seq + 1 and an empty inbox. It returns the records as they will
+// holds whose deliveries only grew is fenced and left as it is (on its Seq
+// alone when it delivered new events only); any other change puts it with
+// Seq + 1 and an empty inbox. It returns the records as they will
 // be. The changes r holds of the partition records (their epoch and floor)
 // are replaced by those.
 func (sub *subscription) fenced(r *store.Request, parts []int, before []Partition, changed, inbox []bool) map[int]partitionRecord {
 	var fences []fence
 	next := map[int]partitionRecord{}
+	put := func(i, p int, rec partitionRecord) { // with Seq + 1 and an empty inbox
+		after := sub.parts[p]
+		switch {
+		case after.Owner != "":
+			rec.Node, rec.Consumer = sub.node, after.Owner
+		case before[i].Owner != "": // released
+			rec.Node, rec.Consumer = "", ""
+		}
+		rec.Epoch, rec.Floor, rec.Seq, rec.Inbox = after.Epoch, after.floor, rec.Seq+1, nil
+		next[p] = rec
+	}
 	for i, p := range parts {
 		rec := sub.recs[p]
 		after := sub.parts[p]
@@ -135,17 +149,18 @@ func (sub *subscription) fenced(r *store.Request, parts []int, before []Partitio
 			next[p] = rec
 		case !changed[i] && before[i].Owner == after.Owner && len(rec.Inbox) == 0:
 			continue
-		case before[i].Owner != "" && before[i].Owner == after.Owner && len(rec.Inbox) == 0 && onlyAdded(&before[i], after):
-			// the holder's deliveries: fenced, not put
-		default:
-			switch {
-			case after.Owner != "":
-				rec.Node, rec.Consumer = sub.node, after.Owner
-			case before[i].Owner != "": // released
-				rec.Node, rec.Consumer = "", ""
+		case before[i].Owner != "" && before[i].Owner == after.Owner && len(rec.Inbox) == 0:
+			added, resent := grown(&before[i], after)
+			if !added {
+				put(i, p, rec)
+				break
 			}
-			rec.Epoch, rec.Floor, rec.Seq, rec.Inbox = after.Epoch, after.floor, rec.Seq+1, nil
-			next[p] = rec
+			if !resent { // new events only: no settle elsewhere can name them
+				fences = append(fences, fence{p, rec.Seq, -1})
+				continue
+			}
+		default:
+			put(i, p, rec)
 		}
 		fences = append(fences, fence{p, sub.recs[p].Seq, len(sub.recs[p].Inbox)})
 	}
@@ -171,21 +186,25 @@ func (sub *subscription) fenced(r *store.Request, parts []int, before []Partitio
 	return next
 }
 
-// onlyAdded reports whether after differs from before only by deliveries
-// added or sent again: no settle, move or reset, nothing a settle on
-// another node must learn of before it decides.
-func onlyAdded(before, after *Partition) bool {
+// grown reports whether after differs from before only by deliveries
+// added (added), nothing a settle on another node must learn of before it
+// decides: no settle, move or reset; resent says that some were sent
+// again, with a higher attempt, which a settle on another node may have
+// settled meanwhile.
+func grown(before, after *Partition) (added, resent bool) {
 	if before.Epoch != after.Epoch || before.floor != after.floor || !slices.Equal(before.settled, after.settled) {
-		return false
+		return false, false
 	}
 	for _, lists := range [][2][]Delivery{{before.inFlight, after.inFlight}, {before.replays, after.replays}} {
 		for _, d := range lists[0] {
-			if _, found := searchDeliveries(lists[1], d.EventID); !found {
-				return false
+			j, found := searchDeliveries(lists[1], d.EventID)
+			if !found {
+				return false, false
 			}
+			resent = resent || lists[1][j].Attempt != d.Attempt
 		}
 	}
-	return true
+	return true, resent
 }
 
 // refresh reads partition p of sub again if its record moved on since this
