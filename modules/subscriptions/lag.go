@@ -37,6 +37,7 @@ func (m *Manager) Lag(name string) (uint64, error) {
 	}
 	if c.ahead == nil {
 		c.ahead, c.from, c.to = make([]int64, len(sub.parts)), make([]uint64, len(sub.parts)), uint64(math.MaxUint64)
+		c.moved = make([]bool, len(sub.parts))
 		for i, p := range sub.parts {
 			c.from[i] = p.Cursor()
 			c.to = min(c.to, p.Cursor())
@@ -68,20 +69,33 @@ type lagCount struct {
 	to    uint64
 	ahead []int64
 	from  []uint64
+	// moved marks the partitions whose cursor moved by other means than
+	// passing events (read again as another node stored it): follow counts
+	// them again from from to the cursor, and passed leaves them alone
+	// until then, lest it step over what follow has to take off.
+	moved []bool
 }
 
 // clone returns a copy of c that shares nothing with it.
 func (c *lagCount) clone() lagCount {
-	return lagCount{to: c.to, ahead: slices.Clone(c.ahead), from: slices.Clone(c.from)}
+	return lagCount{to: c.to, ahead: slices.Clone(c.ahead), from: slices.Clone(c.from), moved: slices.Clone(c.moved)}
 }
 
 // passed notes that partition p's cursor passed the matching event id.
 func (c *lagCount) passed(p int, id uint64) {
-	if c.ahead != nil {
+	if c.ahead != nil && !c.moved[p] {
 		if id < c.to && id >= c.from[p] {
 			c.ahead[p]--
 		}
 		c.from[p] = max(c.from[p], id+1)
+	}
+}
+
+// reread notes that partition p was read again as stored: its cursor may
+// have moved without passing events here.
+func (c *lagCount) reread(p int) {
+	if c.ahead != nil {
+		c.moved[p] = true
 	}
 }
 
@@ -115,6 +129,7 @@ func (c *lagCount) follow(sub *subscription, view *store.View) error {
 	}
 	for i, p := range sub.parts {
 		c.from[i] = max(c.from[i], p.Cursor())
+		c.moved[i] = false
 	}
 	return nil
 }

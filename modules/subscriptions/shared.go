@@ -265,7 +265,8 @@ func (m *Manager) refreshFrom(sub *subscription, p int, rec partitionRecord, for
 	}
 	*old = *fresh
 	sub.recs[p] = rec
-	return nil // Lag follows the cursor
+	sub.lag.reread(p) // Lag follows the cursor
+	return nil
 }
 
 // keepTimers gives the deliveries of fresh that are in old with the same

@@ -505,3 +505,50 @@ func TestSharedLagFollowsTheHolder(t *testing.T) {
 	orders(t, sa, 4)
 	lag(4)
 }
+
+// TestSharedLagAfterATakeover reads the lag on a node before it takes a
+// partition over from another node that delivered meanwhile: the cursor
+// it reads with the partition, and its own deliveries after, count once.
+func TestSharedLagAfterATakeover(t *testing.T) {
+	url := pg.Database(t)
+	sa, a := sharedNode(t, url, "node-a", 3*time.Second)
+	_, b := sharedNode(t, url, "node-b", 3*time.Second)
+	d := definition(1, 3)
+	d.Options.AcknowledgeTimeout = time.Minute
+	if _, err := a.Create(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	orders(t, sa, 5)
+	if got, err := b.Lag("billing"); err != nil || got != 5 {
+		t.Fatalf("lag on node b before any delivery: %d %v", got, err)
+	}
+	ca := connect(t, a, "billing", "wa")
+	collect(t, a, ca, 3, 5*time.Second, "a window of deliveries on node a")
+	if err := a.Disconnect(ctx, ca); err != nil {
+		t.Fatal(err)
+	}
+	cb := connect(t, b, "billing", "wb")
+	var got []Delivered
+	eventually(t, 10*time.Second, "every event delivered on node b", func() bool {
+		ds := poll(t, b, cb)
+		if len(ds) > 0 {
+			if _, err := b.Settle(ctx, Settle{Subscription: "billing", Tokens: tokensOf(ds)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got = append(got, ds...)
+		return len(got) >= 5
+	})
+	if lag, err := b.Lag("billing"); err != nil || lag != 0 {
+		t.Fatalf("lag on node b after it delivered everything: %d %v, want 0", lag, err)
+	}
+}
+
+// tokensOf returns the tokens of ds.
+func tokensOf(ds []Delivered) []Token {
+	out := make([]Token, len(ds))
+	for i, d := range ds {
+		out[i] = d.Token
+	}
+	return out
+}
