@@ -103,10 +103,12 @@ func TestSecondSignalForcesExit(t *testing.T) {
 	}
 }
 
-func TestSIGHUPIsIgnored(t *testing.T) {
+// TestSIGHUPReloads: SIGHUP reads the tokens again (with --api-token
+// there is nothing to read) and stops nothing.
+func TestSIGHUPReloads(t *testing.T) {
 	inst := harness.Start(t, bin, harness.Dev()...)
 	inst.Signal(syscall.SIGHUP)
-	inst.WaitForLog("signal ignored", 5*time.Second)
+	inst.WaitForLog("reloading", 5*time.Second)
 	if r := inst.Do("GET", "/api/v1/ping", "", ""); r.StatusCode != 200 {
 		t.Fatalf("ping after SIGHUP: %d", r.StatusCode)
 	}

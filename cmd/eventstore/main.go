@@ -120,6 +120,9 @@ func runService(c *cli.Context) error {
 	if err != nil {
 		return usageError(err)
 	}
+	if _, err := auth.LoadTokens(cfg, zap.NewNop()); err != nil { // an invalid access file is a usage error
+		return usageError(err)
+	}
 	log := logging.New(cfg.LogLevel)
 	defer func() { _ = log.Sync() }()
 	tuneRuntime(cfg)

@@ -1,17 +1,20 @@
 package auth
 
 import (
-	"crypto/sha256"
-	"crypto/subtle"
+	"context"
+	"fmt"
 	"net/http"
 	"path"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
+	"github.com/eventstore-service/eventstore/modules/config"
 	"github.com/eventstore-service/eventstore/modules/httpkit"
 	"github.com/eventstore-service/eventstore/modules/throttle"
 )
@@ -25,31 +28,83 @@ const (
 	challengeInvalid = `Bearer realm="eventstore", error="invalid_token"`
 )
 
-// Authenticator checks the bearer token of requests.
+// Authenticator checks the bearer token of requests against the tokens
+// the service knows, and the token's grants against the route's
+// permission; it logs the audit lines (logger audit) and counts denials.
 type Authenticator struct {
-	digest   [sha256.Size]byte
-	log      *zap.Logger
-	logged   *throttle.Throttle // of the failure log line; the metric counts every failure
-	failures prometheus.Counter
+	tokens    atomic.Pointer[Tokens]
+	replacing sync.Mutex         // serializes Replace
+	log       *zap.Logger        // the audit logger
+	logged    *throttle.Throttle // of the 401 line; the metrics count every failure
+	failures  prometheus.Counter
+	denied    *prometheus.CounterVec
+	now       func() time.Time
 }
 
 // FailureLogInterval is how often at most a failed authentication is
 // logged; the next line counts those held back in its field suppressed.
 const FailureLogInterval = 10 * time.Second
 
-// New returns an Authenticator for token that counts failures in reg.
-func New(token string, log *zap.Logger, reg prometheus.Registerer) (*Authenticator, error) {
-	if utf8.RuneCountInString(token) < RecommendedTokenLength {
-		log.Warn("api token is shorter than 32 characters")
-	}
+// New returns an Authenticator of tokens that logs its audit lines to log
+// and counts failures and denials in reg.
+func New(tokens *Tokens, log *zap.Logger, reg prometheus.Registerer) (*Authenticator, error) {
 	failures := prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "eventstore_auth_failures_total",
 		Help: "Requests rejected with 401 for a missing or wrong API token.",
 	})
-	if err := reg.Register(failures); err != nil {
+	denied := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "eventstore_requests_denied_total",
+		Help: "Requests denied: 401 for a missing, wrong or expired token (unauthorized), 403 for a token without the permission (forbidden).",
+	}, []string{"reason"})
+	for _, c := range []prometheus.Collector{failures, denied} {
+		if err := reg.Register(c); err != nil {
+			return nil, err
+		}
+	}
+	a := &Authenticator{log: log, logged: throttle.New(FailureLogInterval), failures: failures, denied: denied, now: time.Now}
+	a.tokens.Store(tokens)
+	return a, nil
+}
+
+// LoadTokens returns the tokens cfg names: those of its access file, or
+// its API token (or the tokens of its token file, one per line), each of
+// which may do everything. A short API token draws a warning on log.
+func LoadTokens(cfg config.Config, log *zap.Logger) (*Tokens, error) {
+	if cfg.AccessFile != "" {
+		ts, err := LoadAccessFile(cfg.AccessFile)
+		if err != nil {
+			return nil, fmt.Errorf("--%s: %w", config.FlagAccessFile, err)
+		}
+		return ts, nil
+	}
+	ts, err := TokenLines(cfg.APIToken)
+	if err != nil {
 		return nil, err
 	}
-	return &Authenticator{digest: sha256.Sum256([]byte(token)), log: log, logged: throttle.New(FailureLogInterval), failures: failures}, nil
+	for _, line := range strings.Split(cfg.APIToken, "\n") {
+		if line = strings.TrimSpace(line); line != "" && utf8.RuneCountInString(line) < RecommendedTokenLength {
+			log.Warn("api token is shorter than 32 characters")
+			break
+		}
+	}
+	return ts, nil
+}
+
+// Tokens returns the tokens in force.
+func (a *Authenticator) Tokens() *Tokens { return a.tokens.Load() }
+
+// Replace puts ts in force instead of the tokens before: requests that
+// come after it are checked against ts, and the streams of the tokens it
+// no longer holds end (Token.Revoked). It returns how many were removed.
+func (a *Authenticator) Replace(ts *Tokens) int {
+	a.replacing.Lock()
+	defer a.replacing.Unlock()
+	removed := ts.carry(a.tokens.Load()) // before readers see ts
+	a.tokens.Store(ts)
+	for _, t := range removed {
+		t.revoked.cancel(ErrTokenRevoked)
+	}
+	return len(removed)
 }
 
 // Protected reports whether path requires the token: every path under /api/
@@ -66,51 +121,144 @@ func Protected(p string, public map[string]bool) bool {
 	return strings.HasPrefix(p, "/api/")
 }
 
-// Verify reports whether the Authorization header value carries the token,
-// and whether it presented a bearer token at all.
-func (a *Authenticator) Verify(authorization string) (ok, presented bool) {
-	scheme, token, found := strings.Cut(authorization, " ")
-	if !found || !strings.EqualFold(scheme, "Bearer") {
-		return false, false
-	}
-	token = strings.TrimLeft(token, " ")
-	if token == "" {
-		return false, false
-	}
-	digest := sha256.Sum256([]byte(token))
-	return subtle.ConstantTimeCompare(digest[:], a.digest[:]) == 1, true
-}
-
-// Middleware answers 401 unauthorized for protected paths without the token
-// and passes everything else on. The paths in public (ping) need no token.
-func (a *Authenticator) Middleware(next http.Handler, public ...string) http.Handler {
+// Middleware answers 401 unauthorized for protected paths without a valid
+// token (wrong, or expired) and 403 for a token whose grants lack the
+// route's permission; it passes everything else on, with the token in the
+// request's context (TokenOf). The paths in public (ping) need no token.
+// Requests of routes that change the store's schemas or operate it are
+// audited when they end.
+func (a *Authenticator) Middleware(next http.Handler, perm httpkit.Permission, public ...string) http.Handler {
 	publicSet := make(map[string]bool, len(public))
 	for _, p := range public {
 		publicSet[p] = true
 	}
+	audited := perm == httpkit.PermitSchemas || perm == httpkit.PermitOperate || perm == httpkit.PermitAdmin
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !Protected(r.URL.Path, publicSet) {
 			next.ServeHTTP(w, r)
 			return
 		}
-		ok, presented := a.Verify(r.Header.Get("Authorization"))
-		if ok {
+		start := time.Now()
+		tok, presented := a.tokens.Load().Identify(r.Header.Get("Authorization"))
+		if tok == nil || tok.Expired(a.now()) {
+			a.unauthorized(w, r, presented)
+			return
+		}
+		if !tok.Grants.Allows(perm) {
+			a.Forbid(w, r, tok)
+			return
+		}
+		r = r.WithContext(context.WithValue(r.Context(), passedKey{}, passed{tok, a}))
+		if !audited {
 			next.ServeHTTP(w, r)
 			return
 		}
-		a.failures.Inc()
-		if ok, held := a.logged.Allow(); ok {
-			a.log.Warn("authentication failed",
-				zap.String("remoteAddr", r.RemoteAddr),
-				zap.String("method", r.Method),
-				zap.String("route", httpkit.RouteOf(r)),
-				zap.Int("suppressed", held))
-		}
-		challenge := challengeMissing
-		if presented {
-			challenge = challengeInvalid
-		}
-		w.Header().Set("WWW-Authenticate", challenge)
-		httpkit.RefuseBody(w, r, httpkit.ErrUnauthorized)
+		rec := &statusRecorder{ResponseWriter: w}
+		defer func() { a.audit(tok, r, rec.status, start) }()
+		next.ServeHTTP(rec, r)
 	})
 }
+
+// unauthorized answers 401, counts it, and logs it at most once per
+// FailureLogInterval.
+func (a *Authenticator) unauthorized(w http.ResponseWriter, r *http.Request, presented bool) {
+	a.failures.Inc()
+	a.denied.WithLabelValues("unauthorized").Inc()
+	if ok, held := a.logged.Allow(); ok {
+		a.log.Warn("authentication failed",
+			zap.String("remoteAddr", r.RemoteAddr),
+			zap.String("method", r.Method),
+			zap.String("route", httpkit.RouteOf(r)),
+			zap.Int("status", http.StatusUnauthorized),
+			zap.Int("suppressed", held))
+	}
+	challenge := challengeMissing
+	if presented {
+		challenge = challengeInvalid
+	}
+	w.Header().Set("WWW-Authenticate", challenge)
+	httpkit.RefuseBody(w, r, httpkit.ErrUnauthorized)
+}
+
+// ErrForbidden refuses a token whose grants lack what a request needs; it
+// never says what would have been needed.
+var ErrForbidden = &httpkit.Error{Status: http.StatusForbidden, Message: "forbidden: insufficient permissions"}
+
+// Forbid answers 403 forbidden: insufficient permissions to the request r
+// of tok, counts and audits it.
+func (a *Authenticator) Forbid(w http.ResponseWriter, r *http.Request, tok *Token) {
+	a.denied.WithLabelValues("forbidden").Inc()
+	a.audit(tok, r, http.StatusForbidden, time.Now())
+	httpkit.RefuseBody(w, r, ErrForbidden)
+}
+
+// Refuse answers 403 forbidden: insufficient permissions to a request that
+// passed the Middleware, counted and audited like the Middleware's: a
+// route calls it when the request's subjects or subscription lie beyond
+// the grants of its token (GrantsOf).
+func Refuse(w http.ResponseWriter, r *http.Request) {
+	if p, ok := r.Context().Value(passedKey{}).(passed); ok {
+		p.a.Forbid(w, r, p.tok)
+		return
+	}
+	httpkit.RefuseBody(w, r, ErrForbidden)
+}
+
+// audit logs the audit line of the request r of tok, answered status.
+func (a *Authenticator) audit(tok *Token, r *http.Request, status int, start time.Time) {
+	a.log.Info("request audited",
+		zap.String("token", tok.Name),
+		zap.String("route", httpkit.RouteOf(r)),
+		zap.Int("status", status),
+		zap.String("remote", r.RemoteAddr),
+		zap.Duration("duration", time.Since(start)))
+}
+
+// passedKey is the context key of what the Middleware learned of a
+// request: its token, and the Authenticator that checked it.
+type passedKey struct{}
+
+type passed struct {
+	tok *Token
+	a   *Authenticator
+}
+
+// TokenOf returns the token of a request that passed the Middleware, or
+// nil (a public route, or a handler called without the Middleware).
+func TokenOf(ctx context.Context) *Token {
+	p, _ := ctx.Value(passedKey{}).(passed)
+	return p.tok
+}
+
+// GrantsOf returns the grants of the token of a request that passed the
+// Middleware; a request that did not (a handler's own test) may do
+// everything, as the single token may.
+func GrantsOf(ctx context.Context) Grants {
+	if tok := TokenOf(ctx); tok != nil {
+		return tok.Grants
+	}
+	return AllGrants
+}
+
+// statusRecorder remembers the status a handler answered.
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (s *statusRecorder) WriteHeader(code int) {
+	if s.status == 0 {
+		s.status = code
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusRecorder) Write(b []byte) (int, error) {
+	if s.status == 0 {
+		s.status = http.StatusOK
+	}
+	return s.ResponseWriter.Write(b)
+}
+
+// Unwrap gives http.ResponseController the writer underneath.
+func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }

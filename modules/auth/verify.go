@@ -14,5 +14,6 @@ const VerifyPath = "/api/v1/verify-api-token"
 // already checked the token when the handler runs, so it only confirms; the
 // body is ignored.
 func NewVerifyRoute(events *envelope.Builder) httpkit.Route {
-	return httpkit.Route{Method: http.MethodPost, Path: VerifyPath, Handler: events.Handler(VerifyPath, envelope.TypeAPITokenVerified, nil)}
+	return httpkit.Route{Method: http.MethodPost, Path: VerifyPath, Permission: httpkit.PermitAnyToken,
+		Handler: events.Handler(VerifyPath, envelope.TypeAPITokenVerified, nil)}
 }

@@ -37,8 +37,16 @@ type Listener struct {
 
 // Config is the validated configuration of `eventstore run`.
 type Config struct {
-	// APIToken is the single bearer token clients must present. Never log it.
+	// APIToken is the bearer token clients must present (--api-token), or
+	// the tokens of --api-token-file, one per line. Never log it.
 	APIToken string
+	// APITokenFile is the file APIToken was read from, if any: the auth
+	// module reads it again when it changes.
+	APITokenFile string
+	// AccessFile is the access file of named tokens with grants
+	// (--access-file), the alternative to APIToken; the auth module reads
+	// it.
+	AccessFile string
 	// StorageBackend is BackendPebble or BackendPostgres.
 	StorageBackend string
 	// PostgresURL is the connection URL of BackendPostgres. It holds a
@@ -142,7 +150,8 @@ func Load(src Source) (Config, error) {
 		SubscriptionLeaseTimeout:   src.Duration(FlagSubscriptionLeaseTimeout),
 	}
 	var err error
-	if cfg.APIToken, err = loadToken(src.String(FlagAPIToken), src.String(FlagAPITokenFile)); err != nil {
+	cfg.APITokenFile, cfg.AccessFile = src.String(FlagAPITokenFile), src.String(FlagAccessFile)
+	if cfg.APIToken, err = loadToken(src.String(FlagAPIToken), cfg.APITokenFile, cfg.AccessFile); err != nil {
 		return Config{}, err
 	}
 	if err := cfg.loadStorage(src); err != nil {
@@ -241,10 +250,21 @@ func Load(src Source) (Config, error) {
 	return cfg, nil
 }
 
-func loadToken(token, file string) (string, error) {
+// loadToken returns the token of --api-token, or the content of
+// --api-token-file (whitespace-trimmed; it may hold several tokens, one
+// per line), or "" with --access-file: exactly one of the three is set.
+func loadToken(token, file, access string) (string, error) {
+	set := 0
+	for _, v := range []string{token, file, access} {
+		if v != "" {
+			set++
+		}
+	}
 	switch {
-	case token != "" && file != "":
-		return "", fmt.Errorf("--%s and --%s cannot be combined, use one of them", FlagAPIToken, FlagAPITokenFile)
+	case set > 1:
+		return "", fmt.Errorf("--%s, --%s and --%s cannot be combined, use one of them", FlagAPIToken, FlagAPITokenFile, FlagAccessFile)
+	case access != "":
+		return "", nil
 	case file != "":
 		raw, err := os.ReadFile(file)
 		if err != nil {
@@ -258,7 +278,7 @@ func loadToken(token, file string) (string, error) {
 	case strings.TrimSpace(token) != "":
 		return token, nil
 	default:
-		return "", fmt.Errorf("an API token is required: set --%s or --%s", FlagAPIToken, FlagAPITokenFile)
+		return "", fmt.Errorf("an API token is required: set --%s, --%s or --%s", FlagAPIToken, FlagAPITokenFile, FlagAccessFile)
 	}
 }
 

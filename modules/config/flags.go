@@ -13,6 +13,7 @@ import (
 const (
 	FlagAPIToken                   = "api-token"
 	FlagAPITokenFile               = "api-token-file"
+	FlagAccessFile                 = "access-file"
 	FlagDataDirectory              = "data-directory"
 	FlagDataDirectoryTemporary     = "data-directory-temporary"
 	FlagHTTPEnabled                = "http-enabled"
@@ -61,7 +62,8 @@ func Flags() []cli.Flag {
 	env := func(name string) []string { return []string{EnvVar(name)} }
 	return []cli.Flag{
 		&cli.StringFlag{Name: FlagAPIToken, EnvVars: env(FlagAPIToken), Usage: "the API token clients must present (exactly one of --api-token and --api-token-file)"},
-		&cli.StringFlag{Name: FlagAPITokenFile, EnvVars: env(FlagAPITokenFile), Usage: "read the API token from this file, whitespace-trimmed, once at start"},
+		&cli.StringFlag{Name: FlagAPITokenFile, EnvVars: env(FlagAPITokenFile), Usage: "read the API tokens from this file, one per line, whitespace-trimmed"},
+		&cli.StringFlag{Name: FlagAccessFile, EnvVars: env(FlagAccessFile), Usage: "named tokens with grants from this YAML file (docs/operations.md, \"Access control\"), instead of the API token"},
 		&cli.StringFlag{Name: FlagStorageBackend, EnvVars: env(FlagStorageBackend), Value: BackendPebble, Usage: "pebble (embedded, in the data directory) or postgres (shared by any number of nodes, no data directory)"},
 		&cli.StringFlag{Name: FlagPostgresURL, EnvVars: env(FlagPostgresURL), Usage: "PostgreSQL connection URL of postgres mode (several hosts with target_session_attrs=read-write follow a failover)"},
 		&cli.StringFlag{Name: FlagPostgresURLFile, EnvVars: env(FlagPostgresURLFile), Usage: "read the PostgreSQL URL from this file, whitespace-trimmed, once at start (exactly one of --postgres-url and --postgres-url-file)"},

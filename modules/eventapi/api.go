@@ -133,16 +133,16 @@ func New(s *store.Store, emitter *event.Emitter, events *envelope.Builder, metri
 // Routes returns the routes of the event endpoints.
 func (a *API) Routes() []httpkit.Route {
 	return append([]httpkit.Route{
-		{Method: http.MethodPost, Path: WriteEventsPath, Handler: http.HandlerFunc(a.writeEvents)},
-		{Method: http.MethodPost, Path: ReadEventsPath, Handler: a.streams.admit(a.readEvents)},
-		{Method: http.MethodPost, Path: ObserveEventsPath, Handler: a.streams.admit(a.observeEvents)},
-		{Method: http.MethodPost, Path: ReadSubjectsPath, Handler: a.streams.admit(a.readSubjects)},
-		{Method: http.MethodPost, Path: RegisterEventSchemaPath, Handler: http.HandlerFunc(a.registerEventSchema)},
-		{Method: http.MethodPost, Path: ReadEventTypesPath, Handler: a.streams.admit(a.readEventTypes)},
-		{Method: http.MethodPost, Path: ReadEventTypePath, Handler: http.HandlerFunc(a.readEventType)},
-		{Method: http.MethodPost, Path: RunEventQLQueryPath, Handler: a.queries.admit(a.runEventQLQuery)},
-		{Method: http.MethodPost, Path: BackupPath, Handler: a.streams.admit(a.backupEvents)},
-		{Method: http.MethodPost, Path: RestorePath, Handler: http.HandlerFunc(a.restoreBackup), UnlimitedBody: true, DuringRestore: true},
+		{Method: http.MethodPost, Path: WriteEventsPath, Permission: httpkit.PermitWrite, Handler: http.HandlerFunc(a.writeEvents)},
+		{Method: http.MethodPost, Path: ReadEventsPath, Permission: httpkit.PermitRead, Handler: a.streams.admit(a.readEvents)},
+		{Method: http.MethodPost, Path: ObserveEventsPath, Permission: httpkit.PermitRead, Handler: a.streams.admit(a.observeEvents)},
+		{Method: http.MethodPost, Path: ReadSubjectsPath, Permission: httpkit.PermitRead, Handler: a.streams.admit(a.readSubjects)},
+		{Method: http.MethodPost, Path: RegisterEventSchemaPath, Permission: httpkit.PermitSchemas, Handler: http.HandlerFunc(a.registerEventSchema)},
+		{Method: http.MethodPost, Path: ReadEventTypesPath, Permission: httpkit.PermitRead, Handler: a.streams.admit(a.readEventTypes)},
+		{Method: http.MethodPost, Path: ReadEventTypePath, Permission: httpkit.PermitRead, Handler: http.HandlerFunc(a.readEventType)},
+		{Method: http.MethodPost, Path: RunEventQLQueryPath, Permission: httpkit.PermitQuery, Handler: a.queries.admit(a.runEventQLQuery)},
+		{Method: http.MethodPost, Path: BackupPath, Permission: httpkit.PermitOperate, Handler: a.streams.admit(a.backupEvents)},
+		{Method: http.MethodPost, Path: RestorePath, Permission: httpkit.PermitOperate, Handler: http.HandlerFunc(a.restoreBackup), UnlimitedBody: true, DuringRestore: true},
 	}, a.subscriptionRoutes()...)
 }
 

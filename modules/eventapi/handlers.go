@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/eventstore-service/eventstore/modules/auth"
 	"github.com/eventstore-service/eventstore/modules/event"
 	"github.com/eventstore-service/eventstore/modules/httpkit"
 	"github.com/eventstore-service/eventstore/modules/jsonscan"
@@ -32,6 +33,10 @@ func (a *API) writeEvents(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		a.metrics.writeRequests.WithLabelValues(resultInvalid).Inc()
 		httpkit.WriteError(w, err)
+		return
+	}
+	if g := auth.GrantsOf(r.Context()); !mayWrite(g, candidates, preconditions) || acknowledge != nil && !g.CanConsume(acknowledge.Subscription) {
+		auth.Refuse(w, r)
 		return
 	}
 	var records []event.Record
@@ -86,6 +91,10 @@ func (a *API) readEvents(w http.ResponseWriter, r *http.Request) {
 	opts, err := DecodeRead(body)
 	if err != nil {
 		httpkit.WriteError(w, err)
+		return
+	}
+	if !mayRead(auth.GrantsOf(r.Context()), opts.Subject, opts.FromLatest) {
+		auth.Refuse(w, r)
 		return
 	}
 	if a.refuseUnreachable(w) {
@@ -159,8 +168,12 @@ func (a *API) readSubjects(w http.ResponseWriter, r *http.Request) {
 	it := a.store.Subjects(base)
 	stream := a.startStream(w, r)
 	defer stream.end()
+	g := auth.GrantsOf(r.Context())
 	var payload []byte
 	for it.Next() {
+		if !g.CanRead(it.Value()) {
+			continue // only the subjects under the token's read prefixes
+		}
 		payload = jsonscan.AppendString(append(payload[:0], `{"subject":`...), it.Value())
 		if err := stream.line("subject", append(payload, '}')); err != nil {
 			break

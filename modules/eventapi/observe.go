@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/eventstore-service/eventstore/modules/auth"
 	"github.com/eventstore-service/eventstore/modules/event"
 	"github.com/eventstore-service/eventstore/modules/httpkit"
 	"github.com/eventstore-service/eventstore/modules/store"
@@ -75,6 +76,10 @@ func (a *API) observeEvents(w http.ResponseWriter, r *http.Request) {
 	opts, err := DecodeObserve(body)
 	if err != nil {
 		httpkit.WriteError(w, err)
+		return
+	}
+	if !mayRead(auth.GrantsOf(r.Context()), opts.Subject, opts.FromLatest) {
+		auth.Refuse(w, r)
 		return
 	}
 	if a.refuseUnreachable(w) {
@@ -159,7 +164,7 @@ func (o *observer) follow() {
 		case <-o.stream.ctx.Done():
 			return
 		case <-o.stream.stopping:
-			o.stream.Error(httpkit.ErrShuttingDown.Message)
+			o.stream.endEarly()
 			return
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/eventstore-service/eventstore/modules/auth"
 	"github.com/eventstore-service/eventstore/modules/httpkit"
 )
 
@@ -22,10 +23,15 @@ var errStopped = errors.New("service stopping")
 // service stopping. Every line goes through send, which checks both.
 type lineStream struct {
 	*httpkit.Stream
-	ctx      context.Context
+	ctx context.Context
+	// stopping is closed when the stream must end early: the service
+	// stops, or its token was revoked (ending says which).
 	stopping <-chan struct{}
-	unwatch  func() bool // ends the watch for the stop
-	buf      []byte      // scratch of line
+	ending   context.Context
+	release  context.CancelCauseFunc // of ending
+	unwatch  func() bool             // ends the watch for the stop
+	unrevoke func() bool             // ends the watch for the token's revocation
+	buf      []byte                  // scratch of line
 }
 
 // startStream sends the stream's status and headers. From the stop on, a
@@ -33,15 +39,32 @@ type lineStream struct {
 // so a client that stopped reading cannot hold the shutdown. The handler
 // must call end when it is done with the stream.
 func (a *API) startStream(w http.ResponseWriter, r *http.Request) *lineStream {
-	s := &lineStream{Stream: httpkit.StartStream(w, r), ctx: r.Context(), stopping: a.stopping.Done()}
+	ending, end := context.WithCancelCause(a.stopping)
+	s := &lineStream{Stream: httpkit.StartStream(w, r), ctx: r.Context(), stopping: ending.Done(), ending: ending, release: end}
 	s.unwatch = context.AfterFunc(a.stopping, func() { s.EndBy(time.Now().Add(httpkit.StopGrace)) })
+	s.unrevoke = func() bool { return false }
+	if tok := auth.TokenOf(r.Context()); tok != nil {
+		s.unrevoke = context.AfterFunc(tok.Revoked(), func() { end(auth.ErrTokenRevoked) })
+	}
 	return s
 }
 
 // end releases the stream when its handler is done.
 func (s *lineStream) end() {
 	s.unwatch()
+	s.unrevoke()
+	s.release(nil)
 	s.Finish()
+}
+
+// endEarly writes the error line of why the stream ends before its time
+// (stopping was closed): its token was revoked, or the service stops.
+func (s *lineStream) endEarly() {
+	if s.ending != nil && errors.Is(context.Cause(s.ending), auth.ErrTokenRevoked) {
+		s.Error(auth.ErrTokenRevoked.Error())
+		return
+	}
+	s.Error(httpkit.ErrShuttingDown.Message)
 }
 
 // send writes one complete line (ending in a newline). It fails with the
@@ -52,7 +75,7 @@ func (s *lineStream) send(line []byte) error {
 	case <-s.ctx.Done():
 		return s.ctx.Err()
 	case <-s.stopping:
-		s.Error(httpkit.ErrShuttingDown.Message)
+		s.endEarly()
 		return errStopped
 	default:
 	}
@@ -155,7 +178,7 @@ func (s *lineStream) pump(p *linePipe, produce func(ctx context.Context, put put
 			}
 			active()
 		case <-s.stopping:
-			s.Error(httpkit.ErrShuttingDown.Message)
+			s.endEarly()
 			return nil, stop(errStopped)
 		case <-p.done:
 			if err := p.write(s, sent); err != nil {

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/eventstore-service/eventstore/modules/auth"
 	"github.com/eventstore-service/eventstore/modules/event"
 	"github.com/eventstore-service/eventstore/modules/httpkit"
 	"github.com/eventstore-service/eventstore/modules/store"
@@ -43,21 +44,21 @@ func (a *API) subscriptionRoutes() []httpkit.Route {
 	if a.subs == nil {
 		return nil
 	}
-	route := func(path string, h http.HandlerFunc) httpkit.Route {
-		return httpkit.Route{Method: http.MethodPost, Path: path, Handler: h}
+	route := func(path string, perm httpkit.Permission, h http.Handler) httpkit.Route {
+		return httpkit.Route{Method: http.MethodPost, Path: path, Handler: h, Permission: perm}
 	}
 	return []httpkit.Route{
-		route(CreateSubscriptionPath, a.createSubscription),
-		{Method: http.MethodPost, Path: ReadSubscriptionsPath, Handler: a.streams.admit(a.readSubscriptions)},
-		route(ReadSubscriptionPath, a.readSubscription),
-		route(DeleteSubscriptionPath, a.deleteSubscription),
-		route(ResetSubscriptionPath, a.resetSubscription),
-		{Method: http.MethodPost, Path: ConsumeSubscriptionPath, Handler: a.streams.admit(a.consumeSubscription)},
-		route(AcknowledgePath, a.settleHandler(subscriptions.Acknowledge, "acknowledged")),
-		route(RetryPath, a.settleHandler(subscriptions.Retry, "retried")),
-		route(ParkPath, a.settleHandler(subscriptions.Park, "parked")),
-		{Method: http.MethodPost, Path: ReadParkedEventsPath, Handler: a.streams.admit(a.readParkedEvents)},
-		route(ReplayParkedEventsPath, a.replayParkedEvents),
+		route(CreateSubscriptionPath, httpkit.PermitOperate, http.HandlerFunc(a.createSubscription)),
+		route(ReadSubscriptionsPath, httpkit.PermitOperate, a.streams.admit(a.readSubscriptions)),
+		route(ReadSubscriptionPath, httpkit.PermitConsumeOrOperate, http.HandlerFunc(a.readSubscription)),
+		route(DeleteSubscriptionPath, httpkit.PermitOperate, http.HandlerFunc(a.deleteSubscription)),
+		route(ResetSubscriptionPath, httpkit.PermitOperate, http.HandlerFunc(a.resetSubscription)),
+		route(ConsumeSubscriptionPath, httpkit.PermitConsume, a.streams.admit(a.consumeSubscription)),
+		route(AcknowledgePath, httpkit.PermitConsume, a.settleHandler(subscriptions.Acknowledge, "acknowledged")),
+		route(RetryPath, httpkit.PermitConsume, a.settleHandler(subscriptions.Retry, "retried")),
+		route(ParkPath, httpkit.PermitConsume, a.settleHandler(subscriptions.Park, "parked")),
+		route(ReadParkedEventsPath, httpkit.PermitOperate, a.streams.admit(a.readParkedEvents)),
+		route(ReplayParkedEventsPath, httpkit.PermitOperate, http.HandlerFunc(a.replayParkedEvents)),
 	}
 }
 
@@ -161,6 +162,10 @@ func (a *API) readSubscription(w http.ResponseWriter, r *http.Request) {
 	name, err := decodeName(r, &body, func() string { return body.Subscription })
 	if err != nil {
 		httpkit.WriteError(w, err)
+		return
+	}
+	if g := auth.GrantsOf(r.Context()); !g.CanConsume(name) && !g.CanOperate() {
+		auth.Refuse(w, r)
 		return
 	}
 	info, err := a.subs.Get(name)
@@ -334,6 +339,10 @@ func (a *API) settleHandler(action subscriptions.Action, key string) http.Handle
 			httpkit.WriteError(w, err)
 			return
 		}
+		if !auth.GrantsOf(r.Context()).CanConsume(name) {
+			auth.Refuse(w, r)
+			return
+		}
 		tokens, err := decodeTokens(body.Deliveries)
 		if err != nil {
 			httpkit.WriteError(w, err)
@@ -446,6 +455,10 @@ func (a *API) consumeSubscription(w http.ResponseWriter, r *http.Request) {
 	}
 	if err != nil {
 		httpkit.WriteError(w, err)
+		return
+	}
+	if !auth.GrantsOf(r.Context()).CanConsume(name) {
+		auth.Refuse(w, r)
 		return
 	}
 	if _, err := a.subs.Get(name); err != nil {

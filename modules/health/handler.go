@@ -20,6 +20,7 @@ func NewRoute(reporter *Reporter, exposition *metrics.Exposition) httpkit.Route 
 		Path:           Path,
 		DuringShutdown: true,
 		Probe:          true,
+		Permission:     httpkit.PermitAnyToken,
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			switch format := r.URL.Query().Get("format"); {
 			case format == "openmetrics":

@@ -31,7 +31,42 @@ type Route struct {
 	// DuringShutdown lets the handler answer while the service shuts down;
 	// the server answers 503 for every other route then.
 	DuringShutdown bool
+	// Permission is the grant a token needs for the route (docs/api.md
+	// §1.2a), checked right after the token; the zero value is admin's.
+	Permission Permission
 }
+
+// Permission is what a route requires of a token before it reads the
+// request: the grant that can allow it. A route of subjects or of a
+// subscription checks the grant's prefixes or names once it knows them.
+type Permission int
+
+// The permissions of routes.
+const (
+	// PermitAdmin: the admin grant only (the zero value: a route that
+	// names none).
+	PermitAdmin Permission = iota
+	// PermitAnyToken: every valid token (verify-api-token, health,
+	// read-access).
+	PermitAnyToken
+	// PermitRead: a read grant (read-events, observe-events, read-subjects,
+	// read-event-types, read-event-type).
+	PermitRead
+	// PermitQuery: the query grant (run-eventql-query).
+	PermitQuery
+	// PermitWrite: a write grant (write-events).
+	PermitWrite
+	// PermitSchemas: the schemas grant (register-event-schema).
+	PermitSchemas
+	// PermitConsume: a consume grant (consume-subscription, the settles).
+	PermitConsume
+	// PermitConsumeOrOperate: a consume grant or operate
+	// (read-subscription).
+	PermitConsumeOrOperate
+	// PermitOperate: the operate grant (backup, restore, read-only mode,
+	// verify, diagnostics, managing subscriptions, parked events).
+	PermitOperate
+)
 
 // Unmatched is the route label of requests that match no route.
 const Unmatched = "none"

@@ -21,7 +21,7 @@ import (
 // check, gate): the handler itself only writes two bytes.
 func BenchmarkChain(b *testing.B) {
 	reg := prometheus.NewRegistry()
-	a, err := auth.New(token, zap.NewNop(), reg)
+	a, err := auth.New(auth.SingleToken(token), zap.NewNop(), reg)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -24,7 +24,7 @@ import (
 func bodyHandler(t testing.TB, times BodyTimes, stopping context.Context) http.Handler {
 	t.Helper()
 	reg := prometheus.NewRegistry()
-	a, err := auth.New(token, zap.NewNop(), reg)
+	a, err := auth.New(auth.SingleToken(token), zap.NewNop(), reg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -43,7 +43,8 @@ type HandlerOptions struct {
 
 // NewHandler returns the handler of both listeners: the common headers,
 // then the route matched once, then the route's chain: observation (route
-// template, panics, access log, metrics), the token check, body and time
+// template, panics, access log, metrics), the token and permission check
+// (the route's Permission; a path of no route needs any token), body and time
 // limits, cross-origin protection, the service state and method checks,
 // and the route's handler.
 func NewHandler(opts HandlerOptions) (http.Handler, error) {
@@ -52,8 +53,10 @@ func NewHandler(opts HandlerOptions) (http.Handler, error) {
 		restoring = func() bool { return false }
 	}
 	unlimited := map[string]bool{}
+	perms := map[string]httpkit.Permission{httpkit.Unmatched: httpkit.PermitAnyToken}
 	var public []string
 	for _, route := range opts.Routes {
+		perms[route.Path] = route.Permission
 		if route.UnlimitedBody {
 			unlimited[route.Path] = true
 		}
@@ -68,7 +71,7 @@ func NewHandler(opts HandlerOptions) (http.Handler, error) {
 	chain := func(template string, h http.Handler) http.Handler {
 		h = crossOrigin(h)
 		h = limits(opts.MaxRequestSize, opts.BodyTimes, unlimited, bs, h)
-		h = opts.Auth.Middleware(h, public...)
+		h = opts.Auth.Middleware(h, perms[template], public...)
 		return observe(template, opts.Metrics, opts.Log, h)
 	}
 	rt, err := newRouter(opts.Routes, opts.ShuttingDown, restoring, chain)

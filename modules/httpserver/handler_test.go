@@ -35,7 +35,7 @@ func newFixture(t *testing.T) *fixture {
 	reg := prometheus.NewRegistry()
 	core, logs := observer.New(zapcore.DebugLevel)
 	log := zap.New(core)
-	a, err := auth.New(token, log, reg)
+	a, err := auth.New(auth.SingleToken(token), log, reg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -62,6 +62,7 @@ type runnerParams struct {
 	State    *State
 	Config   config.Config
 	Cleanups []Cleanup `group:"cleanups"`
+	Reloads  []Reload  `group:"reloads"`
 }
 
 func newRunner(p runnerParams) *Runner {
@@ -70,6 +71,7 @@ func newRunner(p runnerParams) *Runner {
 		DrainPeriod:     p.Config.ShutdownDrainPeriod,
 		ShutdownTimeout: p.Config.ShutdownTimeout,
 		Cleanups:        p.Cleanups,
+		Reloads:         p.Reloads,
 	})
 }
 

@@ -14,6 +14,6 @@ const PingPath = "/api/v1/ping"
 // management event while running. The server answers 503 for it from the
 // first shutdown signal on, like for every route that does not opt out.
 func NewPingRoute(events *envelope.Builder) httpkit.Route {
-	return httpkit.Route{Method: http.MethodGet, Path: PingPath, Public: true, Probe: true,
+	return httpkit.Route{Method: http.MethodGet, Path: PingPath, Public: true, Probe: true, Permission: httpkit.PermitAnyToken,
 		Handler: events.Handler(PingPath, envelope.TypePingReceived, map[string]string{"message": "pong"})}
 }

@@ -28,6 +28,11 @@ type App interface {
 // hooks may not have run, such as removing a temporary data directory.
 type Cleanup func()
 
+// Reload reads again what a module reads from files, on SIGHUP (the
+// tokens). It must be quick and must not fail the process: a module keeps
+// what it has when the new version is invalid, and says so in its log.
+type Reload func()
+
 // Runner starts the application, waits for SIGINT or SIGTERM, and stops it.
 // It is the custom signal watcher of the lifecycle: fx alone would swallow a
 // second signal while its stop hooks run.
@@ -47,6 +52,8 @@ type RunnerOptions struct {
 	ShutdownTimeout time.Duration
 	// Cleanups run when the stop timed out.
 	Cleanups []Cleanup
+	// Reloads run on every SIGHUP.
+	Reloads []Reload
 	// Exit ends the process at once on a second signal; os.Exit when nil.
 	Exit func(code int)
 }
@@ -59,8 +66,8 @@ func NewRunner(log *zap.Logger, state *State, opts RunnerOptions) *Runner {
 	return &Runner{log: log, state: state, opts: opts}
 }
 
-// Run starts app, waits for the first SIGINT or SIGTERM on signals (SIGHUP is
-// logged and ignored), stops app, and returns the process exit code: 0 after
+// Run starts app, waits for the first SIGINT or SIGTERM on signals (a SIGHUP
+// runs the Reloads, or is logged and ignored when there are none), stops app, and returns the process exit code: 0 after
 // a clean stop, 1 when the start failed or the stop timed out. A second
 // SIGINT or SIGTERM during the stop exits the process with 130 at once.
 func (r *Runner) Run(app App, signals <-chan os.Signal) int {
@@ -97,11 +104,19 @@ func (r *Runner) Run(app App, signals <-chan os.Signal) int {
 	return ExitOK
 }
 
-// nextStopSignal returns the next SIGINT or SIGTERM, logging SIGHUPs.
+// nextStopSignal returns the next SIGINT or SIGTERM, running the Reloads on
+// SIGHUPs.
 func (r *Runner) nextStopSignal(signals <-chan os.Signal) os.Signal {
 	for sig := range signals {
 		if sig == syscall.SIGHUP {
-			r.log.Info("signal ignored", zap.String("signal", signalName(sig)))
+			if len(r.opts.Reloads) == 0 {
+				r.log.Info("signal ignored", zap.String("signal", signalName(sig)))
+				continue
+			}
+			r.log.Info("reloading", zap.String("signal", signalName(sig)))
+			for _, reload := range r.opts.Reloads {
+				reload()
+			}
 			continue
 		}
 		return sig

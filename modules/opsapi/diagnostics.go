@@ -86,7 +86,7 @@ func hostname() string {
 
 // NewDiagnosticsRoute returns GET /api/v1/diagnostics.
 func NewDiagnosticsRoute(d *Diagnostics) httpkit.Route {
-	return httpkit.Route{Method: http.MethodGet, Path: DiagnosticsPath, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return httpkit.Route{Method: http.MethodGet, Path: DiagnosticsPath, Permission: httpkit.PermitOperate, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		httpkit.WriteJSON(w, d.Report())
 	})}
 }

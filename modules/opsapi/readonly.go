@@ -19,7 +19,7 @@ const ReadOnlyPath = "/api/v1/put-into-read-only-mode"
 // A failure is answered as api answers those of the event endpoints.
 func NewReadOnlyRoute(s *store.Store, api *eventapi.API, events *envelope.Builder) httpkit.Route {
 	answer := events.Handler(ReadOnlyPath, envelope.TypeReadOnlyModeEntered, nil)
-	return httpkit.Route{Method: http.MethodPost, Path: ReadOnlyPath, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return httpkit.Route{Method: http.MethodPost, Path: ReadOnlyPath, Permission: httpkit.PermitOperate, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := s.EnterReadOnly(r.Context()); err != nil {
 			if r.Context().Err() != nil {
 				return

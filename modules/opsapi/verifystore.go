@@ -33,7 +33,7 @@ type verification struct {
 // at its end; it counts among the streams --max-streams bounds.
 func NewVerifyStoreRoute(s *store.Store, api *eventapi.API, log *zap.Logger) httpkit.Route {
 	log = log.Named("opsapi")
-	return httpkit.Route{Method: http.MethodPost, Path: VerifyStorePath, Handler: api.AdmitStream(func(w http.ResponseWriter, r *http.Request) {
+	return httpkit.Route{Method: http.MethodPost, Path: VerifyStorePath, Permission: httpkit.PermitOperate, Handler: api.AdmitStream(func(w http.ResponseWriter, r *http.Request) {
 		body, err := httpkit.ReadBody(r)
 		if err == nil {
 			err = httpkit.DecodeJSON(body, &struct{}{})

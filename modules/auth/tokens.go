@@ -1,0 +1,149 @@
+package auth
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Token is one token the service knows, by its name: never the token
+// itself, only its SHA-256 digest.
+type Token struct {
+	Name    string
+	Grants  Grants
+	Expires time.Time // zero: never
+	digest  [sha256.Size]byte
+	// revoked ends when a reload removes the token (Authenticator.Replace);
+	// the same token kept by a reload keeps it.
+	revoked *revocation
+}
+
+// revocation is the end of a token's validity, shared by the versions of
+// the token that reloads keep.
+type revocation struct {
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+}
+
+// ErrTokenRevoked is the cause of Revoked's end.
+var ErrTokenRevoked = errors.New("token revoked")
+
+// Revoked returns a context that ends, with the cause ErrTokenRevoked,
+// when a reload removes the token: the streams of the token end then.
+func (t *Token) Revoked() context.Context { return t.revoked.ctx }
+
+// newRevocation returns a revocation not yet ended.
+func newRevocation() *revocation {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	return &revocation{ctx: ctx, cancel: cancel}
+}
+
+// Expired reports whether t expired at now.
+func (t *Token) Expired(now time.Time) bool { return !t.Expires.IsZero() && !now.Before(t.Expires) }
+
+// Tokens are the tokens the service knows. Identify compares a presented
+// token with every one of them in constant time.
+type Tokens struct {
+	list  []Token
+	files []string // the token files an access file named
+}
+
+// SingleToken returns the tokens of --api-token: one, named api-token,
+// that may do everything.
+func SingleToken(token string) *Tokens {
+	return &Tokens{list: []Token{{Name: "api-token", Grants: AllGrants, digest: sha256.Sum256([]byte(token)), revoked: newRevocation()}}}
+}
+
+// TokenLines returns the tokens of an --api-token-file: one per line that
+// is not blank, whitespace-trimmed, each of which may do everything, named
+// api-token-1, api-token-2, … in the order of the lines (a single one:
+// api-token). It fails when there is none, or a token repeats.
+func TokenLines(text string) (*Tokens, error) {
+	var lines []string
+	for _, line := range strings.Split(text, "\n") {
+		if line = strings.TrimSpace(line); line != "" {
+			lines = append(lines, line)
+		}
+	}
+	if len(lines) == 0 {
+		return nil, fmt.Errorf("it holds no token")
+	}
+	if len(lines) == 1 {
+		return SingleToken(lines[0]), nil
+	}
+	ts := &Tokens{}
+	seen := map[[sha256.Size]byte]bool{}
+	for i, line := range lines {
+		d := sha256.Sum256([]byte(line))
+		if seen[d] {
+			return nil, fmt.Errorf("line %d repeats an earlier token", i+1)
+		}
+		seen[d] = true
+		ts.list = append(ts.list, Token{Name: fmt.Sprintf("api-token-%d", i+1), Grants: AllGrants, digest: d, revoked: newRevocation()})
+	}
+	return ts, nil
+}
+
+// Len returns the number of tokens.
+func (ts *Tokens) Len() int { return len(ts.list) }
+
+// Identify returns the token that the Authorization header value
+// authorization presents, and whether it presented a bearer token at all.
+// It compares the presented token's digest with every token's, never
+// stopping early, so that its time tells nothing of which token is
+// closest. An expired token is returned as found: the caller refuses it.
+func (ts *Tokens) Identify(authorization string) (t *Token, presented bool) {
+	scheme, token, found := strings.Cut(authorization, " ")
+	if !found || !strings.EqualFold(scheme, "Bearer") {
+		return nil, false
+	}
+	token = strings.TrimLeft(token, " ")
+	if token == "" {
+		return nil, false
+	}
+	digest := sha256.Sum256([]byte(token))
+	match := -1
+	for i := range ts.list {
+		match = subtle.ConstantTimeSelect(subtle.ConstantTimeCompare(digest[:], ts.list[i].digest[:]), i, match)
+	}
+	if match < 0 {
+		return nil, true
+	}
+	return &ts.list[match], true
+}
+
+// carry gives the tokens of ts that old holds too (the same token) old's
+// revocation, and returns those of old that ts does not hold: they are
+// revoked.
+func (ts *Tokens) carry(old *Tokens) (removed []*Token) {
+	kept := map[[sha256.Size]byte]*revocation{}
+	for i := range old.list {
+		kept[old.list[i].digest] = old.list[i].revoked
+	}
+	for i := range ts.list {
+		if r, ok := kept[ts.list[i].digest]; ok {
+			ts.list[i].revoked = r
+			delete(kept, ts.list[i].digest)
+		}
+	}
+	for i := range old.list {
+		if _, gone := kept[old.list[i].digest]; gone {
+			removed = append(removed, &old.list[i])
+		}
+	}
+	return removed
+}
+
+// Named returns the token named name, or nil.
+func (ts *Tokens) Named(name string) *Token {
+	for i := range ts.list {
+		if ts.list[i].Name == name {
+			return &ts.list[i]
+		}
+	}
+	return nil
+}
