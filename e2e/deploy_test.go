@@ -736,3 +736,100 @@ scrape_configs:
 		t.Errorf("the service saw no scrape: %v", m)
 	}
 }
+
+// accessFileMount is where both the chart and the kustomize component
+// mount the access file's Secret.
+const (
+	chartAccessFile     = "/etc/eventstore/access/access.yaml"
+	kustomizeAccessFile = "/etc/eventstore/secrets/access.yaml"
+)
+
+// checkAccessFile asserts that the pod template runs with --access-file at
+// file, read from the Secret secret mounted without subPath, and without
+// the API token.
+func checkAccessFile(t *testing.T, source string, tmpl corev1.PodTemplateSpec, file, secret string) {
+	t.Helper()
+	args := tmpl.Spec.Containers[0].Args
+	if !slices.Contains(args, "--access-file="+file) || slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--api-token") }) {
+		t.Errorf("%s: args %v, want --access-file=%s and no API token", source, args, file)
+	}
+	if got := fileSecret(t, source, tmpl, file); got != secret {
+		t.Errorf("%s: the access file comes from Secret %q, want %q", source, got, secret)
+	}
+}
+
+// TestHelmChartAccessFile renders the chart with accessFile.existingSecret,
+// on both backends: the access file replaces the token in the pods, and the
+// ServiceMonitor scrapes with the token under accessFile.scrapeTokenKey.
+func TestHelmChartAccessFile(t *testing.T) {
+	command(t, tool(t, "helm"), "lint", "--strict", helmChart, "--set", "accessFile.existingSecret=eventstore-access,serviceMonitor.enabled=true")
+	single := helmTemplate(t, "helm template (access file)", "--set", "accessFile.existingSecret=eventstore-access,serviceMonitor.enabled=true")
+	checkAccessFile(t, "helm template (access file)", single.statefulSets[0].Spec.Template, chartAccessFile, "eventstore-access")
+	if creds := single.serviceMonitors[0].Spec.Endpoints[0].Authorization.Credentials; creds.Name != "eventstore-access" || creds.Key != "scrape-token" {
+		t.Errorf("ServiceMonitor credentials %+v", creds)
+	}
+	if len(single.secrets) != 0 {
+		t.Errorf("the chart made %d Secrets beside the access file's", len(single.secrets))
+	}
+	pg := helmTemplate(t, "helm template (postgres, access file)", "--set",
+		"storage.backend=postgres,accessFile.existingSecret=eventstore-access,accessFile.scrapeTokenKey=metrics,serviceMonitor.enabled=true")
+	checkAccessFile(t, "helm template (postgres, access file)", pg.deployments[0].Spec.Template, chartAccessFile, "eventstore-access")
+	if creds := pg.serviceMonitors[0].Spec.Endpoints[0].Authorization.Credentials; creds.Key != "metrics" {
+		t.Errorf("ServiceMonitor credentials %+v", creds)
+	}
+}
+
+// TestKubernetesAccessFile builds an overlay of each setup with the
+// access-file component: the access file replaces the token Secret in the
+// pods and the ServiceMonitor, and the Secret example holds an access file
+// that eventstore accepts.
+func TestKubernetesAccessFile(t *testing.T) {
+	kustomize := tool(t, "kustomize")
+	for _, base := range []string{"kubernetes", "kubernetes/postgres"} {
+		dir := t.TempDir()
+		rel := func(p string) string {
+			abs, err := filepath.Abs(filepath.Join(deployDir, p))
+			if err == nil {
+				abs, err = filepath.Rel(dir, abs)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			return abs
+		}
+		harness.WriteFile(t, dir, "kustomization.yaml", fmt.Sprintf("resources:\n  - %s\ncomponents:\n  - %s\n", rel(base), rel("kubernetes/access-file")))
+		source := "kustomize build (" + base + " + access-file)"
+		built := decodeManifests(t, source, command(t, kustomize, "build", dir))
+		tmpl := corev1.PodTemplateSpec{}
+		if len(built.statefulSets) == 1 {
+			tmpl = built.statefulSets[0].Spec.Template
+		} else {
+			tmpl = built.deployments[0].Spec.Template
+		}
+		checkAccessFile(t, source, tmpl, kustomizeAccessFile, "eventstore-access-file")
+		if creds := built.serviceMonitors[0].Spec.Endpoints[0].Authorization.Credentials; creds.Name != "eventstore-access-file" || creds.Key != "scrape-token" {
+			t.Errorf("%s: ServiceMonitor credentials %+v", source, creds)
+		}
+	}
+	raw, err := os.ReadFile(filepath.Join(deployDir, "kubernetes", "access-file", "secret.example.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	examples := decodeManifests(t, "access-file/secret.example.yaml", raw).secrets
+	if len(examples) != 1 || examples[0].Name != "eventstore-access-file" {
+		t.Fatalf("secret example %+v", examples)
+	}
+	// The example's access file, with its placeholders filled in, starts
+	// eventstore.
+	dir := t.TempDir()
+	access := examples[0].StringData["access.yaml"]
+	for i, placeholder := range regexp.MustCompile(`"<hex SHA-256 of [^>]*>"`).FindAllString(access, -1) {
+		access = strings.Replace(access, placeholder, fmt.Sprintf("%064x", i+1), 1)
+	}
+	harness.WriteFile(t, dir, "scrape-token", "a-scrape-token-of-32-characters-or-more")
+	file := harness.WriteFile(t, dir, "access.yaml", access)
+	inst := harness.Start(t, bin, "run", "--access-file="+file, "--data-directory-temporary", "--http-enabled", "--https-enabled=false", "--http-port=0")
+	if r := inst.Do("GET", "/api/v1/health", "a-scrape-token-of-32-characters-or-more", ""); r.StatusCode != 200 {
+		t.Errorf("health with the example's scrape token: %d", r.StatusCode)
+	}
+}

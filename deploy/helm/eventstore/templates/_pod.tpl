@@ -10,7 +10,8 @@ metadata:
   labels:
     {{- include "eventstore.selectorLabels" . | nindent 4 }}
   {{- if or .Values.token.value (and $postgres .Values.storage.postgres.url) }}
-  # The Secrets are read once at start: a changed value restarts the pods.
+  # The URL is read once at start: a changed value restarts the pods (so
+  # does a changed token value, which eventstore reads again by itself).
   annotations:
     {{- if .Values.token.value }}
     checksum/api-token: {{ .Values.token.value | sha256sum | quote }}
@@ -49,7 +50,11 @@ spec:
       imagePullPolicy: {{ .Values.image.pullPolicy | quote }}
       args:
         - "run"
+        {{- if .Values.accessFile.existingSecret }}
+        - "--access-file=/etc/eventstore/access/access.yaml"
+        {{- else }}
         - "--api-token-file=/etc/eventstore/secrets/token"
+        {{- end }}
         {{- if $postgres }}
         - "--storage-backend=postgres"
         - "--postgres-url-file=/etc/eventstore/postgres/url"
@@ -103,9 +108,15 @@ spec:
         - name: data
           mountPath: /var/lib/eventstore
         {{- end }}
+        {{- if .Values.accessFile.existingSecret }}
+        - name: access-file
+          mountPath: /etc/eventstore/access
+          readOnly: true
+        {{- else }}
         - name: api-token
           mountPath: /etc/eventstore/secrets
           readOnly: true
+        {{- end }}
         {{- if $postgres }}
         - name: postgres-url
           mountPath: /etc/eventstore/postgres
@@ -114,10 +125,17 @@ spec:
         - name: tmp
           mountPath: /tmp
   volumes:
+    {{- if .Values.accessFile.existingSecret }}
+    - name: access-file
+      secret:
+        secretName: {{ .Values.accessFile.existingSecret | quote }}
+        defaultMode: 288 # = 0440 octal
+    {{- else }}
     - name: api-token
       secret:
         secretName: {{ include "eventstore.tokenSecretName" . | quote }}
         defaultMode: 288 # = 0440 octal
+    {{- end }}
     {{- if $postgres }}
     - name: postgres-url
       secret:
