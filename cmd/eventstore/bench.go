@@ -75,6 +75,7 @@ func benchFlags() []cli.Flag {
 		&cli.IntFlag{Name: "query-events", Value: 1_000_000, Usage: "events the query scenario writes (1% of them of the type it selects)"},
 		&cli.IntFlag{Name: "backup-events", Value: 1_000_000, Usage: "events of the store the backup scenario backs up and restores (it fills the store up to this)"},
 		&cli.IntFlag{Name: "subscription-events", Value: 1_000_000, Usage: "backlog the subscription scenario writes and drains (its live part writes at --observe-rate for --duration)"},
+		&cli.IntFlag{Name: "access-tokens", Usage: "start the server with an access file of this many named tokens (bench's own the last, with every grant but admin) instead of --api-token"},
 		&cli.StringFlag{Name: "json", Usage: "write the results to this file, machine-readable"},
 		&cli.StringFlag{Name: "compare", Usage: "compare the results with those of an earlier --json file"},
 		toleranceFlag(),
@@ -103,8 +104,8 @@ func runBench(c *cli.Context) error {
 		return usageError(fmt.Errorf("--slices must be at least 1 and leave slices of at least 100ms of --duration"))
 	}
 	serverFlags := c.Generic("server-flag").(*repeated).values
-	if c.String("url") != "" && (len(serverFlags) > 0 || c.String("postgres-url") != "" || c.IsSet("nodes")) {
-		return usageError(fmt.Errorf("--server-flag, --postgres-url and --nodes apply to the servers bench starts, not to --url"))
+	if c.String("url") != "" && (len(serverFlags) > 0 || c.String("postgres-url") != "" || c.IsSet("nodes") || c.IsSet("access-tokens")) {
+		return usageError(fmt.Errorf("--server-flag, --postgres-url, --nodes and --access-tokens apply to the servers bench starts, not to --url"))
 	}
 	if c.Int("nodes") < 1 || c.Int("nodes") > 1 && c.String("postgres-url") == "" {
 		return usageError(fmt.Errorf("--nodes must be at least 1, and more than 1 only with --postgres-url (the nodes share its database)"))
@@ -135,7 +136,7 @@ func runBench(c *cli.Context) error {
 		Scenarios: scenarios, Prefill: c.Int("prefill"), Duration: c.Duration("duration"), Slices: c.Int("slices"),
 		Clients: c.Int("clients"), BatchClients: c.Int("batch-clients"), BatchSize: c.Int("batch-size"),
 		ReadEvents: c.Int("read-events"), Observers: c.Int("observers"), ObserveRate: c.Int("observe-rate"), QueryEvents: c.Int("query-events"),
-		BackupEvents: c.Int("backup-events"), SubscriptionEvents: c.Int("subscription-events"),
+		BackupEvents: c.Int("backup-events"), SubscriptionEvents: c.Int("subscription-events"), AccessTokens: c.Int("access-tokens"),
 	})
 	if err != nil {
 		return cli.Exit("eventstore: bench: "+err.Error(), 1)
@@ -164,6 +165,9 @@ func environment(c *cli.Context) bench.Environment {
 		env.Server = url
 	}
 	env.Setup = bench.Setup(c.String("url"), c.String("postgres-url") != "", c.Int("nodes"))
+	if n := c.Int("access-tokens"); n > 0 {
+		env.Setup += fmt.Sprintf(", %d tokens", n)
+	}
 	env.Flags = map[string]string{}
 	for _, f := range benchFlags() {
 		name := f.Names()[0]

@@ -45,6 +45,7 @@ func TestBenchUsageErrors(t *testing.T) {
 		{[]string{"bench", "--scenario", "write,nope"}, `unknown scenario "nope"`},
 		{[]string{"bench", "--url", "http://127.0.0.1:1", "--server-flag=--memory-limit=256MiB"}, "apply to the servers bench starts, not to --url"},
 		{[]string{"bench", "--url", "http://127.0.0.1:1", "--nodes", "3"}, "apply to the servers bench starts, not to --url"},
+		{[]string{"bench", "--url", "http://127.0.0.1:1", "--access-tokens", "1000"}, "apply to the servers bench starts, not to --url"},
 		{[]string{"bench", "--nodes", "3"}, "more than 1 only with --postgres-url"},
 		{[]string{"bench", "summary"}, "needs reports"},
 		{[]string{"bench", "--compare", "/nonexistent/old.json"}, "read the report"},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -18,8 +19,13 @@ type Options struct {
 	URL, Token  string
 	Binary      string
 	ServerFlags []string
-	Nodes       int
-	PostgresURL string
+	// AccessTokens, unless 0, starts the servers with an access file of
+	// that many named tokens instead of --api-token: Token is the last of
+	// them, with grants of every kind but admin, so that every request
+	// goes through the permission checks.
+	AccessTokens int
+	Nodes        int
+	PostgresURL  string
 	// Scenarios run in this order; ScenarioNames lists them.
 	Scenarios []string
 	// Prefill events are written before the scenarios, untimed.
@@ -78,7 +84,16 @@ func Run(ctx context.Context, out io.Writer, opts Options) (Report, error) {
 	if opts.URL != "" {
 		r.target = NewTarget(opts.Token, strings.Split(opts.URL, ",")...)
 	} else {
-		server, err := StartServers(opts.Binary, opts.Token, max(1, opts.Nodes), opts.PostgresURL, opts.ServerFlags...)
+		flags := opts.ServerFlags
+		if opts.AccessTokens > 0 {
+			file, err := writeAccessFile(opts.Token, opts.AccessTokens)
+			if err != nil {
+				return Report{}, err
+			}
+			defer os.Remove(file)
+			flags = append(slices.Clip(flags), "--access-file="+file)
+		}
+		server, err := StartServers(opts.Binary, opts.Token, max(1, opts.Nodes), opts.PostgresURL, flags...)
 		if err != nil {
 			return Report{}, err
 		}
@@ -88,7 +103,7 @@ func Run(ctx context.Context, out io.Writer, opts Options) (Report, error) {
 		if opts.PostgresURL != "" {
 			storage = "PostgreSQL mode on --postgres-url; server figures leave PostgreSQL's own processes out"
 		}
-		fmt.Fprintf(out, "server: %s (started by bench, %s%s)\n", strings.Join(r.target.Nodes, " "), storage, flagList(opts.ServerFlags))
+		fmt.Fprintf(out, "server: %s (started by bench, %s%s)\n", strings.Join(r.target.Nodes, " "), storage, flagList(flags))
 	}
 	if opts.Prefill > 0 {
 		if err := r.prefill(); err != nil {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -26,7 +27,10 @@ type Server struct {
 // is running: with a temporary data directory when postgresURL is "", else
 // in PostgreSQL mode on that database. extra flags are appended.
 func StartServers(binary, token string, nodes int, postgresURL string, extra ...string) (*Server, error) {
-	args := []string{"run", "--api-token=" + token, "--http-enabled", "--https-enabled=false", "--http-port=0", "--log-level=warn"}
+	args := []string{"run", "--http-enabled", "--https-enabled=false", "--http-port=0", "--log-level=warn"}
+	if !slices.ContainsFunc(extra, func(f string) bool { return strings.HasPrefix(f, "--access-file=") }) {
+		args = append(args, "--api-token="+token)
+	}
 	if postgresURL == "" {
 		args = append(args, "--data-directory-temporary")
 	} else {
