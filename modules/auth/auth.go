@@ -81,6 +81,7 @@ func LoadTokens(cfg config.Config, log *zap.Logger) (*Tokens, error) {
 	if err != nil {
 		return nil, err
 	}
+	ts.static = cfg.APITokenFile == "" && ts.Len() == 1
 	for _, line := range strings.Split(cfg.APIToken, "\n") {
 		if line = strings.TrimSpace(line); line != "" && utf8.RuneCountInString(line) < RecommendedTokenLength {
 			log.Warn("api token is shorter than 32 characters")
@@ -139,7 +140,8 @@ func (a *Authenticator) Middleware(next http.Handler, perm httpkit.Permission, p
 			return
 		}
 		start := time.Now()
-		tok, presented := a.tokens.Load().Identify(r.Header.Get("Authorization"))
+		ts := a.tokens.Load()
+		tok, presented := ts.Identify(r.Header.Get("Authorization"))
 		if tok == nil || tok.Expired(a.now()) {
 			a.unauthorized(w, r, presented)
 			return
@@ -148,7 +150,9 @@ func (a *Authenticator) Middleware(next http.Handler, perm httpkit.Permission, p
 			a.Forbid(w, r, tok)
 			return
 		}
-		r = r.WithContext(context.WithValue(r.Context(), passedKey{}, passed{tok, a}))
+		if !ts.static { // the single token of --api-token may do everything and is never revoked
+			r = r.WithContext(context.WithValue(r.Context(), passedKey{}, passed{tok, a}))
+		}
 		if !audited {
 			next.ServeHTTP(w, r)
 			return

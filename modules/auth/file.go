@@ -74,7 +74,7 @@ func LoadAccessFile(path string) (*Tokens, error) {
 			ts.files = append(ts.files, ft.resolved(filepath.Dir(path)))
 		}
 	}
-	return ts, nil
+	return ts.index(), nil
 }
 
 // resolved returns the path of ft's token file, relative to dir unless

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"strings"
@@ -49,13 +50,18 @@ func (t *Token) Expired(now time.Time) bool { return !t.Expires.IsZero() && !now
 // token with every one of them in constant time.
 type Tokens struct {
 	list  []Token
-	files []string // the token files an access file named
+	files []string    // the token files an access file named
+	words [][4]uint64 // the digests of list, for find (index)
+	// static says that the tokens never change (--api-token): a request
+	// then carries no token in its context, and is allowed everything.
+	static bool
 }
 
 // SingleToken returns the tokens of --api-token: one, named api-token,
 // that may do everything.
 func SingleToken(token string) *Tokens {
-	return &Tokens{list: []Token{{Name: "api-token", Grants: AllGrants, digest: sha256.Sum256([]byte(token)), revoked: newRevocation()}}}
+	ts := &Tokens{list: []Token{{Name: "api-token", Grants: AllGrants, digest: sha256.Sum256([]byte(token)), revoked: newRevocation()}}}
+	return ts.index()
 }
 
 // TokenLines returns the tokens of an --api-token-file: one per line that
@@ -85,7 +91,7 @@ func TokenLines(text string) (*Tokens, error) {
 		seen[d] = true
 		ts.list = append(ts.list, Token{Name: fmt.Sprintf("api-token-%d", i+1), Grants: AllGrants, digest: d, revoked: newRevocation()})
 	}
-	return ts, nil
+	return ts.index(), nil
 }
 
 // Len returns the number of tokens.
@@ -105,15 +111,41 @@ func (ts *Tokens) Identify(authorization string) (t *Token, presented bool) {
 	if token == "" {
 		return nil, false
 	}
-	digest := sha256.Sum256([]byte(token))
-	match := -1
-	for i := range ts.list {
-		match = subtle.ConstantTimeSelect(subtle.ConstantTimeCompare(digest[:], ts.list[i].digest[:]), i, match)
-	}
+	match := ts.find(sha256.Sum256([]byte(token)))
 	if match < 0 {
 		return nil, true
 	}
 	return &ts.list[match], true
+}
+
+// find returns the index of the token whose digest is d, or -1. It looks
+// at every digest, the same work for each (no branch on their bytes), so
+// that its time is the same whichever token matches, or none.
+func (ts *Tokens) find(d [sha256.Size]byte) int {
+	a := words(d)
+	match := -1
+	for i, b := range ts.words {
+		x := (a[0] ^ b[0]) | (a[1] ^ b[1]) | (a[2] ^ b[2]) | (a[3] ^ b[3])
+		equal := int(((x | -x) >> 63) ^ 1) // 1 when x is 0, else 0
+		match = subtle.ConstantTimeSelect(equal, i, match)
+	}
+	return match
+}
+
+// index lays the digests out as words, side by side, for find, and
+// returns ts; the constructors call it last.
+func (ts *Tokens) index() *Tokens {
+	ts.words = make([][4]uint64, len(ts.list))
+	for i := range ts.list {
+		ts.words[i] = words(ts.list[i].digest)
+	}
+	return ts
+}
+
+// words returns d as four 64-bit words.
+func words(d [sha256.Size]byte) [4]uint64 {
+	return [4]uint64{binary.LittleEndian.Uint64(d[0:]), binary.LittleEndian.Uint64(d[8:]),
+		binary.LittleEndian.Uint64(d[16:]), binary.LittleEndian.Uint64(d[24:])}
 }
 
 // carry gives the tokens of ts that old holds too (the same token) old's
