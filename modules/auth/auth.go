@@ -38,7 +38,6 @@ type Authenticator struct {
 	logged    *throttle.Throttle // of the 401 line; the metrics count every failure
 	failures  prometheus.Counter
 	denied    *prometheus.CounterVec
-	now       func() time.Time
 }
 
 // FailureLogInterval is how often at most a failed authentication is
@@ -61,7 +60,7 @@ func New(tokens *Tokens, log *zap.Logger, reg prometheus.Registerer) (*Authentic
 			return nil, err
 		}
 	}
-	a := &Authenticator{log: log, logged: throttle.New(FailureLogInterval), failures: failures, denied: denied, now: time.Now}
+	a := &Authenticator{log: log, logged: throttle.New(FailureLogInterval), failures: failures, denied: denied}
 	a.tokens.Store(tokens)
 	return a, nil
 }
@@ -125,7 +124,9 @@ func Protected(p string, public map[string]bool) bool {
 // Middleware answers 401 unauthorized for protected paths without a valid
 // token (wrong, or expired) and 403 for a token whose grants lack the
 // route's permission; it passes everything else on, with the token in the
-// request's context (TokenOf). The paths in public (ping) need no token.
+// request's context (TokenOf; none for the single token of --api-token,
+// which may do everything and is never revoked). The paths in public
+// (ping) need no token.
 // Requests of routes that change the store's schemas or operate it are
 // audited when they end.
 func (a *Authenticator) Middleware(next http.Handler, perm httpkit.Permission, public ...string) http.Handler {
@@ -142,22 +143,22 @@ func (a *Authenticator) Middleware(next http.Handler, perm httpkit.Permission, p
 		start := time.Now()
 		ts := a.tokens.Load()
 		tok, presented := ts.Identify(r.Header.Get("Authorization"))
-		if tok == nil || tok.Expired(a.now()) {
+		if tok == nil || tok.Expired(start) {
 			a.unauthorized(w, r, presented)
 			return
 		}
 		if !tok.Grants.Allows(perm) {
-			a.Forbid(w, r, tok)
+			a.forbid(w, r, tok)
 			return
 		}
-		if !ts.static { // the single token of --api-token may do everything and is never revoked
+		if !ts.static {
 			r = r.WithContext(context.WithValue(r.Context(), passedKey{}, passed{tok, a}))
 		}
 		if !audited {
 			next.ServeHTTP(w, r)
 			return
 		}
-		rec := &statusRecorder{ResponseWriter: w}
+		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK} // unless the handler says otherwise
 		defer func() { a.audit(tok, r, rec.status, start) }()
 		next.ServeHTTP(rec, r)
 	})
@@ -188,9 +189,9 @@ func (a *Authenticator) unauthorized(w http.ResponseWriter, r *http.Request, pre
 // never says what would have been needed.
 var ErrForbidden = &httpkit.Error{Status: http.StatusForbidden, Message: "forbidden: insufficient permissions"}
 
-// Forbid answers 403 forbidden: insufficient permissions to the request r
+// forbid answers 403 forbidden: insufficient permissions to the request r
 // of tok, counts and audits it.
-func (a *Authenticator) Forbid(w http.ResponseWriter, r *http.Request, tok *Token) {
+func (a *Authenticator) forbid(w http.ResponseWriter, r *http.Request, tok *Token) {
 	a.denied.WithLabelValues("forbidden").Inc()
 	a.audit(tok, r, http.StatusForbidden, time.Now())
 	httpkit.RefuseBody(w, r, ErrForbidden)
@@ -202,7 +203,7 @@ func (a *Authenticator) Forbid(w http.ResponseWriter, r *http.Request, tok *Toke
 // the grants of its token (GrantsOf).
 func Refuse(w http.ResponseWriter, r *http.Request) {
 	if p, ok := r.Context().Value(passedKey{}).(passed); ok {
-		p.a.Forbid(w, r, p.tok)
+		p.a.forbid(w, r, p.tok)
 		return
 	}
 	httpkit.RefuseBody(w, r, ErrForbidden)
@@ -247,20 +248,19 @@ func GrantsOf(ctx context.Context) Grants {
 // statusRecorder remembers the status a handler answered.
 type statusRecorder struct {
 	http.ResponseWriter
-	status int
+	status  int
+	written bool
 }
 
 func (s *statusRecorder) WriteHeader(code int) {
-	if s.status == 0 {
-		s.status = code
+	if !s.written {
+		s.status, s.written = code, true
 	}
 	s.ResponseWriter.WriteHeader(code)
 }
 
 func (s *statusRecorder) Write(b []byte) (int, error) {
-	if s.status == 0 {
-		s.status = http.StatusOK
-	}
+	s.written = true
 	return s.ResponseWriter.Write(b)
 }
 

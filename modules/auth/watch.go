@@ -86,7 +86,7 @@ func (w *Watcher) check(force bool) {
 		return
 	}
 	w.print = print // an invalid version is reported once
-	ts, err := LoadTokens(w.cfg, zap.NewNop())
+	ts, err := w.load()
 	if err != nil {
 		w.log.Error("access file rejected", zap.String("file", w.files[0]), zap.Error(err))
 		return
@@ -95,6 +95,19 @@ func (w *Watcher) check(force bool) {
 	w.files = tokenFiles(w.cfg, ts)
 	w.print = fingerprint(w.files)
 	w.log.Info("access file reloaded", zap.String("file", w.files[0]), zap.Int("tokens", ts.Len()), zap.Int("removed", removed))
+}
+
+// load reads the tokens from their files again.
+func (w *Watcher) load() (*Tokens, error) {
+	cfg := w.cfg
+	if cfg.APITokenFile != "" {
+		raw, err := os.ReadFile(cfg.APITokenFile)
+		if err != nil {
+			return nil, err
+		}
+		cfg.APIToken = string(raw)
+	}
+	return LoadTokens(cfg, zap.NewNop())
 }
 
 // tokenFiles returns the files the tokens ts of cfg come from: the access
