@@ -158,8 +158,14 @@ func (a *Authenticator) Middleware(next http.Handler, perm httpkit.Permission, p
 			next.ServeHTTP(w, r)
 			return
 		}
-		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK} // unless the handler says otherwise
-		defer func() { a.audit(tok, r, rec.status, start) }()
+		rec := &httpkit.Recorder{ResponseWriter: w}
+		defer func() {
+			status := rec.Status
+			if !rec.WroteHeader {
+				status = http.StatusOK // what net/http answers for a handler that wrote nothing
+			}
+			a.audit(tok, r, status, start)
+		}()
 		next.ServeHTTP(rec, r)
 	})
 }
@@ -244,25 +250,3 @@ func GrantsOf(ctx context.Context) Grants {
 	}
 	return AllGrants
 }
-
-// statusRecorder remembers the status a handler answered.
-type statusRecorder struct {
-	http.ResponseWriter
-	status  int
-	written bool
-}
-
-func (s *statusRecorder) WriteHeader(code int) {
-	if !s.written {
-		s.status, s.written = code, true
-	}
-	s.ResponseWriter.WriteHeader(code)
-}
-
-func (s *statusRecorder) Write(b []byte) (int, error) {
-	s.written = true
-	return s.ResponseWriter.Write(b)
-}
-
-// Unwrap gives http.ResponseController the writer underneath.
-func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }

@@ -1,7 +1,6 @@
 package httpserver
 
 import (
-	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -209,17 +208,5 @@ func TestDuplicateRoute(t *testing.T) {
 		func(_ string, h http.Handler) http.Handler { return h })
 	if err == nil || !strings.Contains(err.Error(), "registered twice") {
 		t.Fatalf("duplicate route: %v", err)
-	}
-}
-
-// failingFlusher is a response writer whose flushes fail.
-type failingFlusher struct{ *httptest.ResponseRecorder }
-
-func (failingFlusher) FlushError() error { return errors.New("connection reset") }
-
-func TestRecorderReportsAFailedFlush(t *testing.T) {
-	rec := &recorder{ResponseWriter: failingFlusher{httptest.NewRecorder()}}
-	if err := http.NewResponseController(rec).Flush(); err == nil || !rec.wroteHeader || rec.status != http.StatusOK {
-		t.Fatalf("flush through the recorder: %v, header written %v, status %d", err, rec.wroteHeader, rec.status)
 	}
 }

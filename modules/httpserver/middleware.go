@@ -48,19 +48,19 @@ func observe(route string, m *metrics.HTTP, log *zap.Logger, next http.Handler) 
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		r = r.WithContext(httpkit.WithRoute(r.Context(), route))
-		rec := &recorder{ResponseWriter: w}
+		rec := &httpkit.Recorder{ResponseWriter: w}
 		defer func() {
 			if p := recover(); p != nil {
 				if p == http.ErrAbortHandler {
 					panic(p)
 				}
 				log.Error("request panicked", zap.Any("panic", p), zap.String("route", route), zap.String("method", r.Method))
-				if !rec.wroteHeader {
+				if !rec.WroteHeader {
 					httpkit.WriteError(rec, httpkit.ErrUnexpected)
 				}
 			}
-			status := rec.status
-			if !rec.wroteHeader {
+			status := rec.Status
+			if !rec.WroteHeader {
 				status = http.StatusOK
 			}
 			elapsed := time.Since(start)
@@ -72,7 +72,7 @@ func observe(route string, m *metrics.HTTP, log *zap.Logger, next http.Handler) 
 					zap.String("path", r.URL.Path),
 					zap.Int("status", status),
 					zap.Float64("durationSeconds", elapsed.Seconds()),
-					zap.Int64("bytes", rec.bytes),
+					zap.Int64("bytes", rec.Bytes),
 					zap.String("remoteAddr", r.RemoteAddr))
 			}
 		}()
@@ -116,43 +116,3 @@ func crossOrigin(next http.Handler) http.Handler {
 	}))
 	return protection.Handler(next)
 }
-
-// recorder remembers the status and size of a response. It unwraps for
-// http.ResponseController and flushes, so streams work through it.
-type recorder struct {
-	http.ResponseWriter
-	status      int
-	bytes       int64
-	wroteHeader bool
-}
-
-func (r *recorder) WriteHeader(status int) {
-	if !r.wroteHeader {
-		r.status, r.wroteHeader = status, true
-	}
-	r.ResponseWriter.WriteHeader(status)
-}
-
-func (r *recorder) Write(p []byte) (int, error) {
-	if !r.wroteHeader {
-		r.status, r.wroteHeader = http.StatusOK, true
-	}
-	n, err := r.ResponseWriter.Write(p)
-	r.bytes += int64(n)
-	return n, err
-}
-
-// Flush sends buffered data to the client.
-func (r *recorder) Flush() { _ = r.FlushError() }
-
-// FlushError sends buffered data to the client and returns what failed, so
-// that http.ResponseController.Flush reports it to a stream at once.
-func (r *recorder) FlushError() error {
-	if !r.wroteHeader {
-		r.status, r.wroteHeader = http.StatusOK, true
-	}
-	return http.NewResponseController(r.ResponseWriter).Flush()
-}
-
-// Unwrap returns the underlying writer for http.ResponseController.
-func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
