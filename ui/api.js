@@ -2,6 +2,7 @@
 // error answers into Errors carrying the body text and status, and reads
 // NDJSON streams line by line.
 export const TOKEN_KEY = 'eventstore.token';
+const FORBIDDEN = 'forbidden: insufficient permissions';
 
 export class ApiError extends Error {
   constructor(message, status) {
@@ -12,10 +13,16 @@ export class ApiError extends Error {
 }
 
 let onUnauthorized = () => {};
+let onForbidden = () => {};
 
 /** Registers the callback run whenever the API answers 401. */
 export function setUnauthorizedHandler(fn) {
   onUnauthorized = fn;
+}
+
+/** Registers the callback run whenever a grant is missing (403). */
+export function setForbiddenHandler(fn) {
+  onForbidden = fn;
 }
 
 export function getToken() {
@@ -94,6 +101,7 @@ export async function request(path, { method = 'GET', body, signal, okStatuses =
     if (token === undefined) onUnauthorized();
     throw new ApiError(text || 'The token was not accepted.', 401);
   }
+  if (response.status === 403 && text === FORBIDDEN && token === undefined) onForbidden();
   throw new ApiError(text || `Request failed with status ${response.status}.`, response.status);
 }
 

@@ -1,8 +1,11 @@
 // The management UI shell: sign-in with the API token (kept in
 // sessionStorage, sent only in the Authorization header), hash routing
-// between the views (focus moves to the view's heading), and the menu that
-// holds the navigation on narrow screens.
-import { request, getToken, setToken, clearToken, setUnauthorizedHandler, ApiError } from './api.js';
+// between the views (focus moves to the view's heading), the menu that
+// holds the navigation on narrow screens, and the views offered by what
+// the token may do (read-access): the others are left out of the menu and
+// named, with the grant they need.
+import { request, getToken, setToken, clearToken, setUnauthorizedHandler, setForbiddenHandler, ApiError } from './api.js';
+import * as access from './access.js';
 import { $, showError, errorMessage } from './dom.js';
 import * as dashboard from './views/dashboard.js';
 import * as subjects from './views/subjects.js';
@@ -16,8 +19,20 @@ import * as sampler from './sampler.js';
 
 const REJECTED = 'The token was not accepted.';
 const views = { dashboard, subjects, events, live, query, types, subscriptions, operations };
+// The grants of which a view needs one (none: any token).
+const NEEDS = {
+  dashboard: [],
+  subjects: ['read'],
+  events: ['read'],
+  live: ['read'],
+  query: ['query'],
+  types: ['read', 'schemas'],
+  subscriptions: ['operate'],
+  operations: ['operate'],
+};
 const DEFAULT_VIEW = 'dashboard';
 let current = null;
+let signedIn = false; // a token was signed in since the page loaded
 
 for (const view of Object.values(views)) view.init();
 
@@ -39,6 +54,11 @@ function leaveCurrent() {
   current = null;
 }
 
+const allowed = (name) => NEEDS[name].length === 0 || NEEDS[name].some((grant) => access.has(grant));
+const title = (name) => $(`h-${name}`).textContent;
+const label = (name) => $('nav-list').querySelector(`a[href="#/${name}"]`).textContent;
+const needs = (name) => NEEDS[name].map((grant) => `“${grant}”`).join(' or ');
+
 function route() {
   if (!getToken()) return;
   const { name, params } = parseHash();
@@ -47,23 +67,63 @@ function route() {
     return;
   }
   leaveCurrent();
-  for (const key of Object.keys(views)) $(`view-${key}`).hidden = key !== name;
+  const open = allowed(name);
+  for (const key of Object.keys(views)) $(`view-${key}`).hidden = !open || key !== name;
+  $('view-denied').hidden = open;
   for (const link of $('nav').querySelectorAll('a')) {
     if (link.getAttribute('href') === `#/${name}`) link.setAttribute('aria-current', 'page');
     else link.removeAttribute('aria-current');
   }
-  current = name;
   setMenu(false);
-  $('nav-current').textContent = `: ${$(`h-${name}`).textContent}`;
+  $('nav-current').textContent = `: ${title(name)}`;
+  if (!open) {
+    $('h-denied').textContent = title(name);
+    $('denied-text').textContent = `The token “${access.info().token}” may not use ${label(name)}: it needs the ${needs(name)} grant. `
+      + 'Whoever keeps the service\'s access file can grant it.';
+    $('h-denied').focus({ preventScroll: true });
+    return;
+  }
+  current = name;
   $(`h-${name}`).focus({ preventScroll: true });
   Promise.resolve()
     .then(() => views[name].enter(params))
     .catch((error) => console.warn('view failed', error));
 }
 
-function showApp() {
+// Offers what the token may do: the menu holds the views it may use, and
+// a token that may not do everything sees its name, grants and expiry and
+// the views left out, with the grant each needs.
+function applyAccess() {
+  const { token, expires } = access.info();
+  const hidden = [];
+  for (const link of $('nav-list').querySelectorAll('a')) {
+    const name = link.getAttribute('href').slice(2);
+    link.parentElement.hidden = !allowed(name);
+    if (!allowed(name)) hidden.push(`${label(name)} (needs ${needs(name)})`);
+  }
+  $('whoami').hidden = !token;
+  $('whoami-name').textContent = token;
+  const restricted = !access.has('admin') || expires !== null;
+  $('access').hidden = !restricted;
+  if (!restricted) return;
+  $('access-grants').textContent = access.describe();
+  $('access-expires').textContent = expires ? ` It expires at ${expires.replace('T', ' ').replace(/\.\d+/, '').replace('Z', ' UTC')}.` : '';
+  $('access-hidden').textContent = hidden.length ? ` Not offered here, as the token lacks their grant: ${hidden.join(', ')}.` : '';
+}
+
+// Reads what the token may do, then shows the views: a failure to read it
+// leaves every view offered (the server still checks every request).
+async function showApp() {
+  signedIn = true;
   $('login').hidden = true;
   $('login-error').hidden = true;
+  try {
+    await access.load();
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 401) return; // back at the sign-in
+    console.warn('reading the access failed', error);
+  }
+  applyAccess();
   $('app').hidden = false;
   $('logout').hidden = false;
   sampler.start();
@@ -74,6 +134,8 @@ function showLogin(message) {
   leaveCurrent();
   sampler.stop();
   clearToken();
+  access.reset();
+  $('whoami').hidden = true;
   $('app').hidden = true;
   $('logout').hidden = true;
   $('login').hidden = false;
@@ -82,7 +144,27 @@ function showLogin(message) {
 }
 
 setUnauthorizedHandler(() => {
-  if (getToken()) showLogin(REJECTED);
+  if (!getToken()) return;
+  const { expires } = access.info();
+  const expired = expires && Date.parse(expires) <= Date.now();
+  showLogin(expired ? `The token expired at ${expires}.` : REJECTED);
+});
+
+// A 403 for lack of a grant may mean the grants changed since they were
+// read (the access file is reloaded while the service runs): read them
+// again, offer the views anew, and leave a view no longer allowed.
+let rereading = null;
+setForbiddenHandler(() => {
+  if (rereading || !getToken()) return;
+  rereading = access.load()
+    .then(() => {
+      applyAccess();
+      if (current && !allowed(current)) route();
+    })
+    .catch((error) => console.warn('reading the access failed', error))
+    .finally(() => {
+      rereading = null;
+    });
 });
 
 $('login').addEventListener('submit', (event) => {
@@ -95,7 +177,10 @@ $('login').addEventListener('submit', (event) => {
       setToken(value);
       $('token').value = '';
       if (!parseHash().name || !views[parseHash().name]) location.replace(`#/${DEFAULT_VIEW}`);
-      showApp();
+      // The views keep what an earlier token read: a fresh page holds
+      // nothing of it.
+      if (signedIn) location.reload();
+      else showApp();
     })
     .catch((error) => {
       const message = error instanceof ApiError && error.status === 401

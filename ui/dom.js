@@ -59,3 +59,23 @@ export function formatDuration(seconds) {
   if (m) return `${m}m ${rest}s`;
   return `${rest}s`;
 }
+
+/**
+ * Offers the controls inside container, or disables them and says why
+ * (reason) in a note of its own, which assistive technology reads with
+ * the controls.
+ */
+export function offer(container, allowed, reason) {
+  let note = container.querySelector(':scope > .denied');
+  if (!note) {
+    note = el('p', { class: 'denied muted', id: `${container.id}-denied` });
+    container.append(note);
+  }
+  note.textContent = allowed ? '' : reason;
+  note.hidden = allowed;
+  for (const control of container.querySelectorAll('input, textarea, select, button')) {
+    control.disabled = !allowed;
+    if (allowed) control.removeAttribute('aria-describedby');
+    else control.setAttribute('aria-describedby', note.id);
+  }
+}

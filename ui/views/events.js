@@ -2,7 +2,8 @@
 // and jumps to an id or a time; a row opens the detail panel. Pages are
 // read with id bounds: a previous page is read in the opposite order.
 import { streamNDJSON, isAbort, Latest } from '../api.js';
-import { $, el, showError, errorMessage, formatTime } from '../dom.js';
+import * as access from '../access.js';
+import { $, el, showError, errorMessage, formatTime, offer } from '../dom.js';
 import { rowKeys, focusRow } from '../keys.js';
 import * as detail from './event-detail.js';
 import { normalizeTime, firstIdAtOrAfter } from './event-time.js';
@@ -54,11 +55,14 @@ export function init() {
 }
 
 export function enter(params) {
+  offer($('events-goto-time'), access.mayRead('/'),
+    'Going to a time reads single events anywhere in the store: it needs the “read” grant of /.');
   const subject = params.get('subject');
   if (subject) {
     $('events-subject').value = subject;
     loadFirst();
   } else if (!query) {
+    $('events-subject').value = access.startSubject($('events-subject').value.trim() || '/');
     loadFirst();
   }
 }

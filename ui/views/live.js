@@ -2,6 +2,7 @@
 // list is not a live region: assistive technology hears a polite summary
 // ("12 new events") at most every few seconds instead of every row.
 import { streamNDJSON, isAbort, Latest } from '../api.js';
+import * as access from '../access.js';
 import { getHealth, check } from '../health.js';
 import { $, el, errorMessage, formatTime } from '../dom.js';
 
@@ -25,7 +26,9 @@ export function init() {
   $('live-stop').addEventListener('click', () => stop('stopped'));
 }
 
-export function enter() {}
+export function enter() {
+  if (!requests.running) $('live-subject').value = access.startSubject($('live-subject').value.trim() || '/');
+}
 
 export function leave() {
   if (requests.running) stop('stopped');

@@ -1,6 +1,7 @@
 // Event types: known types with their schemas, and schema registration.
 import { streamNDJSON, request, isAbort, Latest } from '../api.js';
-import { $, el, showError, errorMessage } from '../dom.js';
+import { $, el, showError, errorMessage, offer } from '../dom.js';
+import * as access from '../access.js';
 import { rowKeys, focusRow } from '../keys.js';
 
 const requests = new Latest();
@@ -23,7 +24,15 @@ export function init() {
 }
 
 export function enter() {
-  load();
+  offer($('register'), access.has('schemas'), 'This token may not register schemas: that needs the “schemas” grant.');
+  $('types-refresh').disabled = !access.has('read');
+  if (access.has('read')) {
+    load();
+    return;
+  }
+  types = new Map();
+  $('types-table').tBodies[0].replaceChildren(el('tr', {},
+    el('td', { colSpan: 4, class: 'muted', text: 'This token may not read event types: that needs a “read” grant.' })));
 }
 
 export function leave() {
