@@ -79,6 +79,9 @@ type Instance struct {
 	stderr   lockedBuffer
 	exited   chan struct{}
 	exitCode int
+	// accessFile: started with an access file instead of --api-token
+	// (AccessFileMode).
+	accessFile bool
 
 	mu        sync.Mutex
 	lines     []string
@@ -126,6 +129,9 @@ func Start(t testing.TB, bin string, args ...string) *Instance {
 	for _, l := range entry["listeners"].([]any) {
 		inst.listeners = append(inst.listeners, l.(string))
 	}
+	if inst.accessFile {
+		inst.checkAccessFile()
+	}
 	return inst
 }
 
@@ -133,6 +139,7 @@ func Start(t testing.TB, bin string, args ...string) *Instance {
 func Launch(t testing.TB, bin string, args ...string) *Instance {
 	t.Helper()
 	inst := &Instance{t: t, exited: make(chan struct{}), newLine: make(chan struct{}), Client: NewClient()}
+	args, inst.accessFile = withAccessFile(t, args)
 	inst.cmd = exec.Command(bin, args...)
 	inst.cmd.Env = tempEnv(t)
 	inst.cmd.Stderr = &inst.stderr
