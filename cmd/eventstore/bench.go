@@ -45,6 +45,20 @@ func benchCommand() *cli.Command {
 				Action:    summarizeReports,
 			},
 			{
+				Name:   bench.OTLPSinkSubcommand,
+				Usage:  "take OTLP trace exports over HTTP and throw them away (a collector for measuring the cost of tracing)",
+				Hidden: true,
+				Flags:  []cli.Flag{&cli.IntFlag{Name: "port", Value: 4318, Usage: "port on 127.0.0.1 (0: a free one)"}},
+				Action: func(c *cli.Context) error {
+					ctx, stop := signal.NotifyContext(c.Context, syscall.SIGTERM, syscall.SIGINT)
+					defer stop()
+					if err := bench.ServeOTLPSink(ctx, c.Int("port"), c.App.Writer); err != nil {
+						return cli.Exit("eventstore: "+err.Error(), 1)
+					}
+					return nil
+				},
+			},
+			{
 				Name:   bench.BaselineSubcommand,
 				Usage:  "serve the baseline scenario's trivial handler (started by bench)",
 				Hidden: true,

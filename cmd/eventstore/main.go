@@ -27,6 +27,7 @@ import (
 	"github.com/eventstore-service/eventstore/modules/metrics"
 	"github.com/eventstore-service/eventstore/modules/opsapi"
 	"github.com/eventstore-service/eventstore/modules/storage"
+	"github.com/eventstore-service/eventstore/modules/tracing"
 	"github.com/eventstore-service/eventstore/modules/ui"
 )
 
@@ -123,12 +124,16 @@ func runService(c *cli.Context) error {
 	if _, err := auth.LoadTokens(cfg, zap.NewNop()); err != nil { // an invalid access file is a usage error
 		return usageError(err)
 	}
+	traces, err := tracing.ReadSettings(cfg.OTelEnabled, os.Getenv)
+	if err != nil {
+		return usageError(err)
+	}
 	log := logging.New(cfg.LogLevel)
 	defer func() { _ = log.Sync() }()
 	tuneRuntime(cfg)
 
 	var runner *lifecycle.Runner
-	app := fx.New(append(serviceModules(cfg, log), fx.Populate(&runner))...)
+	app := fx.New(append(serviceModules(cfg, traces, log), fx.Populate(&runner))...)
 	if err := app.Err(); err != nil {
 		log.Error("startup failed", zap.Error(err))
 		return cli.Exit("", lifecycle.ExitFailure)
@@ -143,11 +148,12 @@ func runService(c *cli.Context) error {
 // order: what has to start before another part is a dependency of it (the
 // lifecycle's hooks, which enter Running and begin the drain, depend on
 // every component with hooks of its own).
-func serviceModules(cfg config.Config, log *zap.Logger) []fx.Option {
+func serviceModules(cfg config.Config, traces tracing.Settings, log *zap.Logger) []fx.Option {
 	return []fx.Option{
 		config.Module(cfg, buildInfo()),
 		logging.Module(log),
 		metrics.Module,
+		tracing.Module(traces),
 		envelope.Module,
 		storage.Module(cfg), // with the data directory on Pebble
 		eventapi.Module,

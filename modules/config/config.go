@@ -68,6 +68,9 @@ type Config struct {
 	Certificate *tls.Certificate
 	// WithUI enables the management UI at /.
 	WithUI bool
+	// OTelEnabled (--otel-enabled) allows traces; the OTEL_* variables
+	// decide whether and where they are exported.
+	OTelEnabled bool
 	// SigningKey signs emitted events when set.
 	SigningKey ed25519.PrivateKey
 	// LogLevel is the minimum level written to the log.
@@ -135,6 +138,7 @@ func Load(src Source) (Config, error) {
 		HTTP:                       Listener{Enabled: src.Bool(FlagHTTPEnabled), Port: src.Int(FlagHTTPPort)},
 		HTTPS:                      Listener{Enabled: src.Bool(FlagHTTPSEnabled), Port: src.Int(FlagHTTPSPort)},
 		WithUI:                     src.Bool(FlagWithUI),
+		OTelEnabled:                src.Bool(FlagOTelEnabled),
 		ShutdownDrainPeriod:        src.Duration(FlagShutdownDrainPeriod),
 		ShutdownTimeout:            src.Duration(FlagShutdownTimeout),
 		EventQLPreconditionTimeout: src.Duration(FlagEventQLPreconditionTimeout),

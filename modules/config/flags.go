@@ -48,6 +48,7 @@ const (
 	FlagMaxEventSchemas            = "max-event-schemas"
 	FlagMaxSubscriptions           = "max-subscriptions"
 	FlagSubscriptionLeaseTimeout   = "subscription-lease-timeout"
+	FlagOTelEnabled                = "otel-enabled"
 )
 
 // EnvVar returns the environment variable that can set the named flag:
@@ -79,6 +80,7 @@ func Flags() []cli.Flag {
 		&cli.StringFlag{Name: FlagHTTPSCertificateFile, EnvVars: env(FlagHTTPSCertificateFile), Usage: "PEM certificate chain of the HTTPS listener"},
 		&cli.StringFlag{Name: FlagHTTPSPrivateKeyFile, EnvVars: env(FlagHTTPSPrivateKeyFile), Usage: "PEM private key of the HTTPS listener"},
 		&cli.BoolFlag{Name: FlagWithUI, EnvVars: env(FlagWithUI), Usage: "serve the management UI at /"},
+		&cli.BoolFlag{Name: FlagOTelEnabled, EnvVars: env(FlagOTelEnabled), Value: true, Usage: "export OpenTelemetry traces when the OTEL_EXPORTER_OTLP_* variables name a collector; false turns them off whatever the environment says"},
 		&cli.StringFlag{Name: FlagSigningKeyFile, EnvVars: env(FlagSigningKeyFile), Usage: "PKCS#8 PEM Ed25519 private key; events get signatures"},
 		&cli.StringFlag{Name: FlagLogLevel, EnvVars: env(FlagLogLevel), Value: "info", Usage: "minimum log level: debug, info, warn or error"},
 		&cli.DurationFlag{Name: FlagShutdownDrainPeriod, EnvVars: env(FlagShutdownDrainPeriod), Value: 0, Usage: "how long ping and health answer 503 before the listeners close"},

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/trace"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
 	"go.uber.org/zap"
 
 	"github.com/eventstore-service/eventstore/modules/backup"
@@ -47,6 +49,7 @@ type API struct {
 	queries      *admission // run-eventql-query
 	scanners     sync.Pool  // of *jsonscan.Scanner, whose scratch buffers outlive a request
 	subs         *subscriptions.Manager
+	tracer       trace.Tracer
 }
 
 // Options configure the API.
@@ -73,6 +76,9 @@ type Options struct {
 	// as tests build it): the routes are unknown, and acknowledge fails as
 	// an unknown subscription.
 	Subscriptions *subscriptions.Manager
+	// Tracer records the spans of queries, backups, restores and
+	// subscription deliveries; nil records none.
+	Tracer trace.Tracer
 }
 
 // Restores marks a restore as running, so that the service answers 503 to
@@ -112,9 +118,12 @@ func New(s *store.Store, emitter *event.Emitter, events *envelope.Builder, metri
 	if opts.Restores == nil {
 		opts.Restores = &noRestores{}
 	}
+	if opts.Tracer == nil {
+		opts.Tracer = tracenoop.NewTracerProvider().Tracer("")
+	}
 	a := &API{store: s, emitter: emitter, events: events, maxEventSize: opts.MaxEventSize, stopping: opts.Stopping, restores: opts.Restores,
 		backup:  backup.Limits{MaxEventSize: opts.MaxEventSize, MaxSchemaSize: opts.MaxRequestSize},
-		metrics: metrics, log: log, eventql: opts.EventQL, subs: opts.Subscriptions}
+		metrics: metrics, log: log, eventql: opts.EventQL, subs: opts.Subscriptions, tracer: opts.Tracer}
 	if a.subs != nil {
 		a.backup.MaxSubscriptions = a.subs.Limit()
 	}
@@ -129,6 +138,10 @@ func New(s *store.Store, emitter *event.Emitter, events *envelope.Builder, metri
 	a.queries = newAdmission(unbounded(opts.MaxQueries), "queries", metrics.runningQueries)
 	return a
 }
+
+// Tracer returns the tracer of the API's spans (a no-op one without
+// tracing), for the routes of other packages.
+func (a *API) Tracer() trace.Tracer { return a.tracer }
 
 // Routes returns the routes of the event endpoints.
 func (a *API) Routes() []httpkit.Route {

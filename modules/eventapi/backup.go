@@ -7,6 +7,10 @@ import (
 	"net/http"
 	"strconv"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/eventstore-service/eventstore/modules/backup"
 	"github.com/eventstore-service/eventstore/modules/event"
 	"github.com/eventstore-service/eventstore/modules/httpkit"
@@ -73,6 +77,8 @@ func (a *API) backupEvents(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	_, span := a.tracer.Start(r.Context(), "eventstore.backup", trace.WithAttributes(attribute.Int64("eventstore.backup.events", int64(n))))
+	defer span.End()
 	stream := a.startStream(w, r)
 	defer stream.end()
 	readErr, ended := stream.pump(newLinePipe(), func(ctx context.Context, put putFunc) error {
@@ -143,7 +149,13 @@ func (a *API) restoreBackup(w http.ResponseWriter, r *http.Request) {
 	defer src.Close()
 	// A failed read of the body cancels the request's context, which would
 	// hide why: the body's own errors end the restore (a client gone too).
-	restored, err := restore.Into(context.WithoutCancel(r.Context()), a.store, src, restore.Hooks{Begin: begin}, a.log)
+	ctx, span := a.tracer.Start(context.WithoutCancel(r.Context()), "eventstore.restore")
+	restored, err := restore.Into(ctx, a.store, src, restore.Hooks{Begin: begin}, a.log)
+	span.SetAttributes(attribute.Int64("eventstore.restore.events", int64(restored.Events)))
+	if err != nil {
+		span.SetStatus(codes.Error, "the restore failed")
+	}
+	span.End()
 	var (
 		backupErr *restore.BackupError
 		apiErr    *httpkit.Error

@@ -4,6 +4,10 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strconv"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/eventstore-service/eventstore/modules/auth"
 	"github.com/eventstore-service/eventstore/modules/event"
@@ -63,6 +67,11 @@ func (a *API) writeEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a.metrics.writeRequests.WithLabelValues(resultOK).Inc()
+	if span := trace.SpanFromContext(r.Context()); span.IsRecording() && len(records) > 0 {
+		// The trace leads to the events it wrote: the first and the last id.
+		first, last := strconv.FormatUint(records[0].ID, 10), strconv.FormatUint(records[len(records)-1].ID, 10)
+		span.SetAttributes(attribute.StringSlice("eventstore.event.ids", []string{first, last}))
+	}
 	size := 2
 	for _, rec := range records {
 		size += len(rec.JSON) + 160

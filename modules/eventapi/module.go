@@ -17,6 +17,7 @@ import (
 	"github.com/eventstore-service/eventstore/modules/lifecycle"
 	"github.com/eventstore-service/eventstore/modules/store"
 	"github.com/eventstore-service/eventstore/modules/subscriptions"
+	"github.com/eventstore-service/eventstore/modules/tracing"
 )
 
 // Module contributes the event endpoints and provides the Emitter that
@@ -46,6 +47,7 @@ type apiParams struct {
 	State   *lifecycle.State    // the stop phase and the restores
 	Pool    *eventql.MemoryPool // nil without a memory limit
 	Subs    *subscriptions.Manager
+	Tracing *tracing.Tracing
 }
 
 func newAPI(p apiParams) *API {
@@ -60,6 +62,7 @@ func newAPI(p apiParams) *API {
 		Restores:      p.State,
 		MaxQueries:    cfg.MaxQueries,
 		Subscriptions: p.Subs,
+		Tracer:        p.Tracing.Tracer(),
 	})
 }
 

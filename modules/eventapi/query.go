@@ -6,6 +6,9 @@ import (
 	"net/http"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+
 	"github.com/eventstore-service/eventstore/modules/eventql"
 	"github.com/eventstore-service/eventstore/modules/eventql/storedb"
 	"github.com/eventstore-service/eventstore/modules/httpkit"
@@ -81,11 +84,19 @@ func (a *API) streamQuery(w http.ResponseWriter, r *http.Request, program *event
 			err  error
 		)
 		opts := eventql.Options{MemoryLimit: a.eventql.MemoryLimit, TimeLimit: a.eventql.QueryTimeout, Pool: a.eventql.Pool}
+		ctx, span := a.tracer.Start(ctx, "eventstore.eventql") // never the query's text
+		defer span.End()
+		rows := 0
 		stats, err = program.Run(ctx, storedb.New(view, a.emitter), opts, func(v eventql.Value) error {
+			rows++
 			line = append(line[:0], `{"type":"row","payload":`...)
 			line = append(v.AppendJSON(line), '}', '\n')
 			return put(0, line)
 		})
+		span.SetAttributes(attribute.Int("eventstore.eventql.rows", rows), attribute.Int64("eventstore.eventql.events_loaded", int64(stats.EventsLoaded)))
+		if err != nil {
+			span.SetStatus(codes.Error, "the query failed")
+		}
 		return err
 	}, true, nil)
 	a.metrics.eventsRead.WithLabelValues("run-eventql-query").Add(float64(stats.EventsLoaded))

@@ -10,6 +10,10 @@ import (
 	"strconv"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/eventstore-service/eventstore/modules/auth"
 	"github.com/eventstore-service/eventstore/modules/event"
 	"github.com/eventstore-service/eventstore/modules/httpkit"
@@ -506,14 +510,13 @@ func (a *API) consume(ctx context.Context, name, consumer string, put func(line 
 	close(now)
 	for {
 		written := a.store.Changed()
+		polled := time.Now()
 		deliveries, more, err := a.subs.Poll(ctx, c)
 		if err != nil {
 			return err
 		}
-		for _, d := range deliveries {
-			if err := put(a.deliveryLine(d)); err != nil {
-				return err
-			}
+		if err := a.deliver(ctx, deliveries, polled, put); err != nil {
+			return err
 		}
 		timer.Stop()
 		wait := written
@@ -545,6 +548,24 @@ func assignmentLine(partitions []int) []byte {
 		Partitions []int `json:"partitions"`
 	}{append([]int{}, partitions...)})
 	return httpkit.AppendLine(nil, "assignment", payload)
+}
+
+// deliver puts the lines of a batch of deliveries polled at polled, in an
+// eventstore.subscription.deliver span (none for an empty poll).
+func (a *API) deliver(ctx context.Context, deliveries []subscriptions.Delivered, polled time.Time, put func(line []byte) error) error {
+	if len(deliveries) == 0 {
+		return nil
+	}
+	_, span := a.tracer.Start(ctx, "eventstore.subscription.deliver", trace.WithTimestamp(polled),
+		trace.WithAttributes(attribute.Int("eventstore.subscription.deliveries", len(deliveries))))
+	defer span.End()
+	for _, d := range deliveries {
+		if err := put(a.deliveryLine(d)); err != nil {
+			span.SetStatus(codes.Error, "the consumer did not take the deliveries")
+			return err
+		}
+	}
+	return nil
 }
 
 // deliveryLine returns the line of one delivery, its event as read-events

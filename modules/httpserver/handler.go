@@ -10,6 +10,7 @@ import (
 	"github.com/eventstore-service/eventstore/modules/auth"
 	"github.com/eventstore-service/eventstore/modules/httpkit"
 	"github.com/eventstore-service/eventstore/modules/metrics"
+	"github.com/eventstore-service/eventstore/modules/tracing"
 )
 
 // ServerHeader returns the Server header value for a build version; the
@@ -39,6 +40,8 @@ type HandlerOptions struct {
 	Metrics *metrics.HTTP
 	// Log receives the access lines and panics.
 	Log *zap.Logger
+	// Tracing, unless nil, gives every request a span.
+	Tracing *tracing.Tracing
 }
 
 // NewHandler returns the handler of both listeners: the common headers,
@@ -72,7 +75,7 @@ func NewHandler(opts HandlerOptions) (http.Handler, error) {
 		h = crossOrigin(h)
 		h = limits(opts.MaxRequestSize, opts.BodyTimes, unlimited, bs, h)
 		h = opts.Auth.Middleware(h, perms[template], public...)
-		return observe(template, opts.Metrics, opts.Log, h)
+		return observe(template, opts.Metrics, opts.Log, opts.Tracing, h)
 	}
 	rt, err := newRouter(opts.Routes, opts.ShuttingDown, restoring, chain)
 	if err != nil {

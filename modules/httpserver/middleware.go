@@ -9,6 +9,7 @@ import (
 
 	"github.com/eventstore-service/eventstore/modules/httpkit"
 	"github.com/eventstore-service/eventstore/modules/metrics"
+	"github.com/eventstore-service/eventstore/modules/tracing"
 )
 
 // WriteTimeout is the time a response has to reach the client; streams
@@ -43,11 +44,13 @@ func headers(serverHeader string, next http.Handler) http.Handler {
 
 // observe records the route template in the request context, turns a panic
 // into 500, and after the response logs the DEBUG access line and feeds the
-// HTTP metrics. Query strings, headers and bodies are never logged.
-func observe(route string, m *metrics.HTTP, log *zap.Logger, next http.Handler) http.Handler {
+// HTTP metrics; with tracing on, the request has its span. Query strings,
+// headers and bodies are never logged.
+func observe(route string, m *metrics.HTTP, log *zap.Logger, tr *tracing.Tracing, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		r = r.WithContext(httpkit.WithRoute(r.Context(), route))
+		ctx, span := tr.StartRequest(httpkit.WithRoute(r.Context(), route), route, r)
+		r = r.WithContext(ctx)
 		rec := &httpkit.Recorder{ResponseWriter: w}
 		defer func() {
 			if p := recover(); p != nil {
@@ -65,6 +68,9 @@ func observe(route string, m *metrics.HTTP, log *zap.Logger, next http.Handler) 
 			}
 			elapsed := time.Since(start)
 			m.Observe(route, r.Method, status, elapsed)
+			if span != nil {
+				tracing.EndRequest(span, status)
+			}
 			if line := log.Check(zap.DebugLevel, "request"); line != nil { // no fields to build below DEBUG
 				line.Write(
 					zap.String("method", r.Method),

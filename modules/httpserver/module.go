@@ -12,6 +12,7 @@ import (
 	"github.com/eventstore-service/eventstore/modules/httpkit"
 	"github.com/eventstore-service/eventstore/modules/lifecycle"
 	"github.com/eventstore-service/eventstore/modules/metrics"
+	"github.com/eventstore-service/eventstore/modules/tracing"
 )
 
 // Module serves every route of the "routes" group. Modules contribute routes
@@ -45,6 +46,7 @@ type handlerParams struct {
 	State   *lifecycle.State
 	Auth    *auth.Authenticator
 	Metrics *metrics.HTTP
+	Tracing *tracing.Tracing
 	Log     *zap.Logger
 }
 
@@ -58,6 +60,7 @@ func newHandler(p handlerParams) (http.Handler, error) {
 		ShuttingDown:   p.State.ShuttingDown,
 		Restoring:      p.State.Restoring,
 		Auth:           p.Auth,
+		Tracing:        p.Tracing,
 		Metrics:        p.Metrics,
 		Log:            p.Log.Named("http"),
 	})

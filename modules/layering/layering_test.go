@@ -130,6 +130,10 @@ func TestRulesCatchViolations(t *testing.T) {
 		{"modules/eventql/storedb/storedb.go", modulePath + "modules/store", false},
 		{"modules/eventapi/api.go", "net/http", false},
 		{"cmd/eventstore/main.go", "go.uber.org/fx", false},
+		{"modules/store/trace.go", "go.opentelemetry.io/otel/trace", false},
+		{"modules/store/trace.go", "go.opentelemetry.io/otel/sdk/trace", true},
+		{"modules/subscriptions/x.go", "go.opentelemetry.io/otel/exporters/otlp/otlptrace", true},
+		{"modules/tracing/tracing.go", "go.opentelemetry.io/otel/sdk/trace", false},
 	}
 	for _, tc := range cases {
 		f := sourceFile{dir: filepath.Dir(tc.file), path: tc.file, imports: []string{tc.imp}}

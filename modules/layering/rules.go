@@ -38,8 +38,8 @@ var layers = []layer{
 	{
 		name: "service",
 		packages: []string{"modules/config", "modules/logging", "modules/lifecycle", "modules/datadir", "modules/envelope",
-			"modules/httpkit", "modules/metrics", "modules/health", "modules/auth"},
-		why: "what every part of the running service shares: configuration, logging, the lifecycle, the HTTP vocabulary, metrics, health, the token check",
+			"modules/httpkit", "modules/metrics", "modules/health", "modules/auth", "modules/tracing"},
+		why: "what every part of the running service shares: configuration, logging, the lifecycle, the HTTP vocabulary, metrics, traces, health, the token check",
 	},
 	{
 		name:     "features",
@@ -64,6 +64,11 @@ var forbidden = []struct {
 		layers:  []string{"record", "engine"},
 		imports: []string{"net/http", "go.uber.org/fx", "github.com/prometheus/client_golang", "github.com/urfave/cli"},
 		why:     "the engine knows nothing of HTTP, wiring, metrics or flags; the service turns what it exposes into those",
+	},
+	{
+		layers:  []string{"record", "engine"},
+		imports: []string{"go.opentelemetry.io/otel/sdk", "go.opentelemetry.io/otel/exporters", "go.opentelemetry.io/contrib"},
+		why:     "the engine records spans through the OpenTelemetry API alone (a tracer it is given); the service chooses the SDK and the exporter",
 	},
 }
 

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
 	"go.uber.org/zap"
 
 	"github.com/eventstore-service/eventstore/modules/eventapi"
@@ -45,7 +46,10 @@ func NewVerifyStoreRoute(s *store.Store, api *eventapi.API, log *zap.Logger) htt
 		stream := api.StartLineStream(w, r)
 		defer stream.End()
 		failed, ended := stream.Produce(func(ctx context.Context, put func(line []byte) error) error {
+			ctx, span := api.Tracer().Start(ctx, "eventstore.verify")
+			defer span.End()
 			v, err := verifyStore(ctx, s, log)
+			span.SetAttributes(attribute.Bool("eventstore.verify.verified", v.Verified), attribute.Int64("eventstore.verify.events", int64(v.Events)))
 			if err != nil {
 				return err
 			}

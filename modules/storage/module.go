@@ -13,6 +13,7 @@ import (
 	"github.com/eventstore-service/eventstore/modules/lifecycle"
 	"github.com/eventstore-service/eventstore/modules/store"
 	"github.com/eventstore-service/eventstore/modules/store/pebblestore"
+	"github.com/eventstore-service/eventstore/modules/tracing"
 )
 
 // Module returns the storage of cfg's backend: the Store on Pebble in the
@@ -42,11 +43,15 @@ func Module(cfg config.Config) fx.Option {
 }
 
 // newStore returns the Store on the backend that open opens, within the
-// memory and schema limits of cfg.
-func newStore(open store.Opener, log *zap.Logger, m *Metrics, cfg config.Config) *store.Store {
+// memory and schema limits of cfg, recording spans with tracing on.
+func newStore(open store.Opener, log *zap.Logger, m *Metrics, cfg config.Config, t *tracing.Tracing) *store.Store {
 	mem := StoreMemory(cfg.MemoryLimit)
 	mem.MaxSchemas = cfg.MaxEventSchemas
-	return store.New(open, log.Named("store"), m, mem)
+	s := store.New(open, log.Named("store"), m, mem)
+	if t.Enabled() {
+		s.Trace(t.Tracer())
+	}
+	return s
 }
 
 // startStore starts s, read-only from the start under --read-only.

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/eventstore-service/eventstore/modules/event"
 )
 
@@ -115,11 +117,15 @@ func (s *Store) Commit(ctx context.Context, r Request) ([]event.Record, error) {
 	// Validate here, in the caller's goroutine; the writer checks again only
 	// if a schema was registered in between.
 	version := s.schemas.version.Load()
-	if err := validateCandidates(r.Events, s.schemas.get); err != nil {
+	if err := s.validate(ctx, r.Events); err != nil {
 		return nil, err
 	}
+	var caller trace.SpanContext
+	if s.tracer != nil {
+		caller = trace.SpanContextFromContext(ctx)
+	}
 	for {
-		w := &writeRequest{Request: r, schemaVersion: version, done: make(chan struct{})}
+		w := &writeRequest{Request: r, schemaVersion: version, caller: caller, done: make(chan struct{})}
 		stale, err := s.decideConditions(ctx, w)
 		if err != nil {
 			return nil, err

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 
 	"github.com/eventstore-service/eventstore/modules/event"
@@ -58,6 +59,7 @@ type Store struct {
 	evaluating chan struct{} // a slot per query precondition evaluated at once
 
 	stateFollowers []func() error // OnStateChanged; set before Start
+	tracer         trace.Tracer   // Trace; nil: no spans
 }
 
 // writeRequest is a Request waiting for the writer, and its outcome.
@@ -66,6 +68,7 @@ type writeRequest struct {
 	verdicts      []verdict // of the query preconditions, by index; nil when there are none
 	schemaVersion uint64    // of the registry the events were validated against
 	enqueued      time.Time
+	caller        trace.SpanContext // the span of the caller's context, with tracing on
 	records       []event.Record
 	err           error
 	done          chan struct{}

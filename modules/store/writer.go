@@ -205,13 +205,16 @@ func (s *Store) commit(group []*writeRequest) {
 // other nodes committed, checks and seals the group, commits it and
 // publishes it; it returns the group as admitted. On an error nothing of
 // the group was published.
-func (s *Store) commitOnce(group []*writeRequest) ([]*writeRequest, error) {
+func (s *Store) commitOnce(group []*writeRequest) (_ []*writeRequest, err error) {
+	span := s.startCommit()
+	defer func() { span.end(err) }()
 	tx, err := s.backend.Begin(context.Background(), s.head.Count)
 	if err != nil {
 		return group, err
 	}
 	defer tx.Rollback()
 	group = s.admit(group)
+	span.admitted(group)
 	if tx.Head().Restoring { // another node restores a backup
 		return group, ErrRestoring
 	}
@@ -227,6 +230,7 @@ func (s *Store) commitOnce(group []*writeRequest) ([]*writeRequest, error) {
 		if err := tx.Commit(Batch{Records: g.written, State: g.state, Head: g.head}); err != nil {
 			return group, err
 		}
+		span.synced(time.Since(start))
 	}
 	s.publish(g, start)
 	return group, nil
