@@ -69,6 +69,10 @@ spec:
         {{- if .Values.ui.enabled }}
         - "--with-ui"
         {{- end }}
+      {{- with .Values.extraEnv }}
+      env:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
       ports:
         - name: http
           containerPort: 3000
