@@ -779,6 +779,29 @@ func TestHelmChartAccessFile(t *testing.T) {
 	}
 }
 
+// overlay writes a kustomization of base (a directory of deploy/) with
+// component, in namespace unless empty, and returns its directory.
+func overlay(t *testing.T, namespace, base, component string) string {
+	t.Helper()
+	dir := t.TempDir()
+	rel := func(p string) string {
+		abs, err := filepath.Abs(filepath.Join(deployDir, p))
+		if err == nil {
+			abs, err = filepath.Rel(dir, abs)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return abs
+	}
+	text := fmt.Sprintf("resources:\n  - %s\ncomponents:\n  - %s\n", rel(base), rel(component))
+	if namespace != "" {
+		text = "namespace: " + namespace + "\n" + text
+	}
+	harness.WriteFile(t, dir, "kustomization.yaml", text)
+	return dir
+}
+
 // TestKubernetesAccessFile builds an overlay of each setup with the
 // access-file component: the access file replaces the token Secret in the
 // pods and the ServiceMonitor, and the Secret example holds an access file
@@ -786,20 +809,8 @@ func TestHelmChartAccessFile(t *testing.T) {
 func TestKubernetesAccessFile(t *testing.T) {
 	kustomize := tool(t, "kustomize")
 	for _, base := range []string{"kubernetes", "kubernetes/postgres"} {
-		dir := t.TempDir()
-		rel := func(p string) string {
-			abs, err := filepath.Abs(filepath.Join(deployDir, p))
-			if err == nil {
-				abs, err = filepath.Rel(dir, abs)
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			return abs
-		}
-		harness.WriteFile(t, dir, "kustomization.yaml", fmt.Sprintf("resources:\n  - %s\ncomponents:\n  - %s\n", rel(base), rel("kubernetes/access-file")))
 		source := "kustomize build (" + base + " + access-file)"
-		built := decodeManifests(t, source, command(t, kustomize, "build", dir))
+		built := decodeManifests(t, source, command(t, kustomize, "build", overlay(t, "", base, "kubernetes/access-file")))
 		tmpl := corev1.PodTemplateSpec{}
 		if len(built.statefulSets) == 1 {
 			tmpl = built.statefulSets[0].Spec.Template

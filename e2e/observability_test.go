@@ -910,20 +910,8 @@ func TestKubernetesMonitoring(t *testing.T) {
 			t.Errorf("kustomize build %s: %d ConfigMaps and %d PrometheusRules without the component", base, len(configMaps), len(rules))
 		}
 
-		dir := t.TempDir()
-		rel := func(p string) string {
-			abs, err := filepath.Abs(filepath.Join(deployDir, p))
-			if err == nil {
-				abs, err = filepath.Rel(dir, abs)
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			return abs
-		}
-		harness.WriteFile(t, dir, "kustomization.yaml", fmt.Sprintf("namespace: shop\nresources:\n  - %s\ncomponents:\n  - %s\n", rel(base), rel("kubernetes/monitoring")))
 		source := "kustomize build (" + base + " + monitoring)"
-		o, configMaps, rules := monitoringObjects(t, source, command(t, kustomize, "build", dir))
+		o, configMaps, rules := monitoringObjects(t, source, command(t, kustomize, "build", overlay(t, "shop", base, "kubernetes/monitoring")))
 		if base == "kubernetes" {
 			checkObjects(t, source, o, true)
 		} else {

@@ -43,18 +43,28 @@ func ServeBaseline(ctx context.Context, port int, out io.Writer) error {
 		MaxHeaderBytes:    httpserver.MaxHeaderBytes,
 		Protocols:         protocols,
 	}
+	if err := serveUntil(ctx, srv, ln, out, baselineListening); err != nil {
+		return fmt.Errorf("baseline: %w", err)
+	}
+	return nil
+}
+
+// serveUntil serves srv on ln until ctx ends, then shuts it down within
+// 5 s; once it serves, it prints {"message":<listening>,"port":<port>}
+// to out.
+func serveUntil(ctx context.Context, srv *http.Server, ln net.Listener, out io.Writer, listening string) error {
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
-	fmt.Fprintf(out, "{\"message\":%q,\"port\":%d}\n", baselineListening, ln.Addr().(*net.TCPAddr).Port)
+	fmt.Fprintf(out, "{\"message\":%q,\"port\":%d}\n", listening, ln.Addr().(*net.TCPAddr).Port)
 	select {
 	case err := <-served:
-		return fmt.Errorf("baseline: %w", err)
+		return err
 	case <-ctx.Done():
 	}
 	stop, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := srv.Shutdown(stop); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("baseline: %w", err)
+		return err
 	}
 	return nil
 }

@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -40,17 +39,7 @@ func ServeOTLPSink(ctx context.Context, port int, out io.Writer) error {
 		}),
 		ReadHeaderTimeout: 10 * time.Second,
 	}
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
-	fmt.Fprintf(out, "{\"message\":\"otlp sink listening\",\"port\":%d}\n", ln.Addr().(*net.TCPAddr).Port)
-	select {
-	case err := <-served:
-		return fmt.Errorf("otlp sink: %w", err)
-	case <-ctx.Done():
-	}
-	stop, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(stop); err != nil && !errors.Is(err, http.ErrServerClosed) {
+	if err := serveUntil(ctx, srv, ln, out, "otlp sink listening"); err != nil {
 		return fmt.Errorf("otlp sink: %w", err)
 	}
 	fmt.Fprintf(out, "{\"message\":\"otlp sink stopped\",\"exports\":%d,\"bytes\":%d}\n", exports.Load(), bytes.Load())
