@@ -39,6 +39,8 @@ type objects struct {
 	services        []corev1.Service
 	secrets         []corev1.Secret
 	serviceMonitors []monitoringv1.ServiceMonitor
+	configMaps      []corev1.ConfigMap
+	prometheusRules []monitoringv1.PrometheusRule
 }
 
 // decodeManifests splits YAML documents and decodes each into its Go type:
@@ -71,6 +73,10 @@ func decodeManifests(t *testing.T, source string, raw []byte) objects {
 			into = grow(&out.secrets)
 		case "monitoring.coreos.com/v1 ServiceMonitor":
 			into = grow(&out.serviceMonitors)
+		case "v1 ConfigMap":
+			into = grow(&out.configMaps)
+		case "monitoring.coreos.com/v1 PrometheusRule":
+			into = grow(&out.prometheusRules)
 		case "kustomize.config.k8s.io/v1beta1 Kustomization":
 			continue // rendered and so checked by kustomize itself
 		default:

@@ -757,37 +757,12 @@ func TestDashboardAndRulesNameExportedMetrics(t *testing.T) {
 	}
 }
 
-// monitoringObjects splits rendered manifests into the ConfigMaps and
-// PrometheusRules, decoded strictly, and the other objects, decoded by
-// decodeManifests.
+// monitoringObjects decodes rendered manifests (decodeManifests) and
+// returns them with their ConfigMaps and PrometheusRules.
 func monitoringObjects(t *testing.T, source string, raw []byte) (objects, []corev1.ConfigMap, []monitoringv1.PrometheusRule) {
 	t.Helper()
-	var rest []byte
-	var configMaps []corev1.ConfigMap
-	var rules []monitoringv1.PrometheusRule
-	for i, doc := range regexp.MustCompile(`(?m)^---\s*$`).Split(string(raw), -1) {
-		var meta struct {
-			APIVersion string `json:"apiVersion"`
-			Kind       string `json:"kind"`
-		}
-		if err := yaml.Unmarshal([]byte(doc), &meta); err != nil {
-			t.Fatalf("%s document %d: %v", source, i, err)
-		}
-		var into any
-		switch meta.APIVersion + " " + meta.Kind {
-		case "v1 ConfigMap":
-			into = grow(&configMaps)
-		case "monitoring.coreos.com/v1 PrometheusRule":
-			into = grow(&rules)
-		default:
-			rest = append(append(rest, doc...), "\n---\n"...)
-			continue
-		}
-		if err := yaml.UnmarshalStrict([]byte(doc), into); err != nil {
-			t.Fatalf("%s document %d (%s): %v", source, i, meta.Kind, err)
-		}
-	}
-	return decodeManifests(t, source, rest), configMaps, rules
+	o := decodeManifests(t, source, raw)
+	return o, o.configMaps, o.prometheusRules
 }
 
 // checkMonitoring asserts that configMaps hold the dashboard ConfigMap alone,
