@@ -123,7 +123,8 @@ func attr(s *tracepb.Span, key string) *commonpb.AnyValue {
 // TestTracingExport: a write carrying a traceparent header produces a
 // request span in that trace, with the ids of the events it wrote, and a
 // commit span linked to it; a query has its EventQL span below its
-// request's. The spans reach the collector over gRPC and over HTTP, with
+// request's, as schema validation, backup, restore, verification and a
+// subscription's deliveries have theirs. The spans reach the collector over gRPC and over HTTP, with
 // the export delayed past the run: the shutdown flushes them. No
 // attribute holds a subject, a body, the query's text or the token.
 func TestTracingExport(t *testing.T) {
@@ -150,12 +151,39 @@ func TestTracingExport(t *testing.T) {
 			if r := inst.Do("POST", "/api/v1/run-eventql-query", harness.Token, `{"query":`+jsonString(query)+`}`); r.StatusCode != 200 {
 				t.Fatalf("query: %d %s", r.StatusCode, r.Body)
 			}
+			// A write validated against a schema, a backup restored into a
+			// second instance, a verification and a subscription's
+			// deliveries: each has its span below its request's.
+			if r := inst.Do("POST", "/api/v1/register-event-schema", harness.Token, `{"eventType":"io.example.checked","schema":{"type":"object","properties":{},"additionalProperties":true}}`); r.StatusCode != 200 {
+				t.Fatalf("register: %d %s", r.StatusCode, r.Body)
+			}
+			mustWrite(t, inst, candidates(subject, "io.example.checked"))
+			backup := inst.Do("POST", "/api/v1/backup", harness.Token, `{}`)
+			if backup.StatusCode != 200 {
+				t.Fatalf("backup: %d %s", backup.StatusCode, backup.Body)
+			}
+			second := harness.Start(t, bin, harness.Dev()...)
+			if r := second.Do("POST", "/api/v1/restore", harness.Token, string(backup.Body)); r.StatusCode != 200 {
+				t.Fatalf("restore: %d %s", r.StatusCode, r.Body)
+			}
+			if got := len(stream(t, inst, "/api/v1/verify-store", `{}`)); got != 1 {
+				t.Fatalf("verify-store: %d lines", got)
+			}
+			if r := inst.Do("POST", "/api/v1/create-subscription", harness.Token, `{"subscription":"traced","subject":"/secret-subject","options":{"recursive":true}}`); r.StatusCode != 200 {
+				t.Fatalf("create-subscription: %d %s", r.StatusCode, r.Body)
+			}
+			consumer := consume(t, inst, "traced", "w1")
+			consumer.deliveries(t, 3)
+			consumer.cancel()
+
 			if _, _, exports := c.received(); exports != 0 {
 				t.Fatalf("%d exports before the shutdown", exports)
 			}
-			inst.Signal(syscall.SIGTERM)
-			if code := inst.Wait(30 * time.Second); code != 0 {
-				t.Fatalf("exit %d", code)
+			for _, i := range []*harness.Instance{inst, second} {
+				i.Signal(syscall.SIGTERM)
+				if code := i.Wait(30 * time.Second); code != 0 {
+					t.Fatalf("exit %d", code)
+				}
 			}
 
 			spans, services, _ := c.received()
@@ -166,10 +194,8 @@ func TestTracingExport(t *testing.T) {
 				}
 				switch s.Name {
 				case "/api/v1/write-events":
-					request = s
-				case "eventstore.commit":
-					if commit == nil || len(s.Links) > 0 {
-						commit = s
+					if hex.EncodeToString(s.TraceId) == traceID {
+						request = s // the write of the caller's trace
 					}
 				case "eventstore.eventql":
 					eventql = s
@@ -180,6 +206,13 @@ func TestTracingExport(t *testing.T) {
 					text := kv.Value.String()
 					if strings.Contains(text, "secret-subject") || strings.Contains(text, harness.Token) || strings.Contains(text, "FROM e IN") {
 						t.Errorf("span %s has attribute %s = %s", s.Name, kv.Key, text)
+					}
+				}
+			}
+			for _, s := range spans { // the commit of the caller's write
+				for _, l := range s.Links {
+					if s.Name == "eventstore.commit" && request != nil && slices.Equal(l.SpanId, request.SpanId) {
+						commit = s
 					}
 				}
 			}
@@ -204,13 +237,37 @@ func TestTracingExport(t *testing.T) {
 				linked = linked || slices.Equal(l.TraceId, request.TraceId) && slices.Equal(l.SpanId, request.SpanId)
 			}
 			if !linked || attr(commit, "eventstore.commit.events").GetIntValue() != 2 || len(commit.Events) != 1 || commit.Events[0].Name != "sync" {
-				t.Errorf("commit span: links %v, events %v, span events %v; want a link to the write's span, 2 events and a sync", commit.Links, attr(commit, "eventstore.commit.events"), commit.Events)
+				t.Errorf("commit span: links %v, events %v, span events %v; want a link to the write's span (in its trace), 2 events and a sync", commit.Links, attr(commit, "eventstore.commit.events"), commit.Events)
 			}
 			if !slices.Equal(eventql.TraceId, queryRequest.TraceId) || !slices.Equal(eventql.ParentSpanId, queryRequest.SpanId) || attr(eventql, "eventstore.eventql.rows").GetIntValue() != 2 {
 				t.Errorf("EventQL span %x below %x with %v rows; the query's request span %x", eventql.TraceId, eventql.ParentSpanId, attr(eventql, "eventstore.eventql.rows"), queryRequest.SpanId)
 			}
+			for _, pair := range [][2]string{
+				{"eventstore.validate", "/api/v1/write-events"},
+				{"eventstore.backup", "/api/v1/backup"},
+				{"eventstore.restore", "/api/v1/restore"},
+				{"eventstore.verify", "/api/v1/verify-store"},
+				{"eventstore.subscription.deliver", "/api/v1/consume-subscription"},
+			} {
+				if !hasChild(spans, pair[0], pair[1]) {
+					t.Errorf("no %s span below a %s span", pair[0], pair[1])
+				}
+			}
 		})
 	}
+}
+
+// hasChild reports whether spans hold one named name whose parent is a
+// span named parent.
+func hasChild(spans []*tracepb.Span, name, parent string) bool {
+	for _, p := range spans {
+		for _, s := range spans {
+			if p.Name == parent && s.Name == name && slices.Equal(s.TraceId, p.TraceId) && slices.Equal(s.ParentSpanId, p.SpanId) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // TestTracingOff: with --otel-enabled=false, or OTEL_SDK_DISABLED=true,
