@@ -58,6 +58,7 @@ const allowed = (name) => NEEDS[name].length === 0 || NEEDS[name].some((grant) =
 const title = (name) => $(`h-${name}`).textContent;
 const label = (name) => $('nav-list').querySelector(`a[href="#/${name}"]`).textContent;
 const needs = (name) => NEEDS[name].map((grant) => `“${grant}”`).join(' or ');
+const expiry = (iso) => iso.replace('T', ' ').replace(/\.\d+/, '').replace('Z', ' UTC');
 
 function route() {
   if (!getToken()) return;
@@ -107,7 +108,7 @@ function applyAccess() {
   $('access').hidden = !restricted;
   if (!restricted) return;
   $('access-grants').textContent = access.describe();
-  $('access-expires').textContent = expires ? ` It expires at ${expires.replace('T', ' ').replace(/\.\d+/, '').replace('Z', ' UTC')}.` : '';
+  $('access-expires').textContent = expires ? ` It expires at ${expiry(expires)}.` : '';
   $('access-hidden').textContent = hidden.length ? ` Not offered here, as the token lacks their grant: ${hidden.join(', ')}.` : '';
 }
 
@@ -147,7 +148,7 @@ setUnauthorizedHandler(() => {
   if (!getToken()) return;
   const { expires } = access.info();
   const expired = expires && Date.parse(expires) <= Date.now();
-  showLogin(expired ? `The token expired at ${expires}.` : REJECTED);
+  showLogin(expired ? `The token expired at ${expiry(expires)}.` : REJECTED);
 });
 
 // A 403 for lack of a grant may mean the grants changed since they were
