@@ -236,53 +236,82 @@ func rowLines(t *testing.T, body []byte) []byte {
 	return out.Bytes()
 }
 
-// downloads records the files the tab downloads into dir.
+// downloads records the files the tab downloads into dir: the name each
+// was offered under, and how each ended.
 type downloads struct {
-	dir  string
-	mu   sync.Mutex
-	done map[string]bool
+	dir   string
+	mu    sync.Mutex
+	names map[string]string                           // GUID → suggested file name
+	state map[string]cdpbrowser.DownloadProgressState // GUID → last state
+	order []string                                    // GUIDs as they began
+	taken map[string]bool                             // completed ones next already returned
 }
 
 func (b *browser) allowDownloads() *downloads {
 	b.t.Helper()
-	d := &downloads{dir: b.t.TempDir(), done: map[string]bool{}}
+	d := &downloads{dir: b.t.TempDir(), names: map[string]string{}, state: map[string]cdpbrowser.DownloadProgressState{}, taken: map[string]bool{}}
 	chromedp.ListenTarget(b.ctx, func(ev any) {
-		if e, ok := ev.(*cdpbrowser.EventDownloadProgress); ok && e.State == cdpbrowser.DownloadProgressStateCompleted {
-			d.mu.Lock()
-			d.done[e.GUID] = true
-			d.mu.Unlock()
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		switch e := ev.(type) {
+		case *cdpbrowser.EventDownloadWillBegin:
+			d.names[e.GUID] = e.SuggestedFilename
+			d.order = append(d.order, e.GUID)
+		case *cdpbrowser.EventDownloadProgress:
+			d.state[e.GUID] = e.State
 		}
 	})
 	b.run("allow downloads", cdpbrowser.SetDownloadBehavior(cdpbrowser.SetDownloadBehaviorBehaviorAllowAndName).WithDownloadPath(d.dir).WithEventsEnabled(true))
 	return d
 }
 
-// next waits for a download to complete beyond the count seen and returns its bytes.
-func (d *downloads) next(t *testing.T, seen int) []byte {
+// nextPath waits for a download to complete that nextPath has not
+// returned yet and returns the file it was offered as and the path of its
+// bytes.
+func (d *downloads) nextPath(t *testing.T, timeout time.Duration) (name, path string) {
 	t.Helper()
 	var guid string
-	waitUntil(t, 60*time.Second, func() bool {
+	waitUntil(t, timeout, func() bool {
 		d.mu.Lock()
 		defer d.mu.Unlock()
-		if len(d.done) <= seen {
-			return false
-		}
-		for g := range d.done {
-			if _, err := os.Stat(filepath.Join(d.dir, g)); err == nil {
-				guid = g
+		for _, g := range d.order {
+			if d.state[g] == cdpbrowser.DownloadProgressStateCompleted && !d.taken[g] {
+				if _, err := os.Stat(filepath.Join(d.dir, g)); err == nil {
+					guid = g
+					d.taken[g] = true
+					return true
+				}
 			}
 		}
-		return guid != ""
+		return false
 	})
-	raw, err := os.ReadFile(filepath.Join(d.dir, guid))
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.names[guid], filepath.Join(d.dir, guid)
+}
+
+// next waits for the next completed download and returns its bytes (the
+// file is removed).
+func (d *downloads) next(t *testing.T) []byte {
+	t.Helper()
+	_, path := d.nextPath(t, 60*time.Second)
+	raw, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	d.mu.Lock()
-	delete(d.done, guid)
-	d.mu.Unlock()
-	os.Remove(filepath.Join(d.dir, guid))
+	os.Remove(path)
 	return raw
+}
+
+// latest returns the GUID of the download that began last and its state.
+func (d *downloads) latest() (string, cdpbrowser.DownloadProgressState) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if len(d.order) == 0 {
+		return "", ""
+	}
+	g := d.order[len(d.order)-1]
+	return g, d.state[g]
 }
 
 // exportMatches clicks Export and checks the file is the API's response to
@@ -296,7 +325,17 @@ func exportMatches(t *testing.T, b *browser, d *downloads, inst *harness.Instanc
 	}
 	want := rowLines(t, r.Body)
 	b.run("export", chromedp.Click("#query-export", chromedp.ByQuery))
-	got := d.next(t, 0)
+	name, path := d.nextPath(t, 60*time.Second)
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(path)
+	b.waitFor("export done", `document.querySelector("#query-export-status").dataset.state === "done"`, 10*time.Second)
+	rows := bytes.Count(want, []byte("\n"))
+	if msg := b.text("#query-export-status"); name != "query.ndjson" || b.attr("#query-export-status", "data-rows") != strconv.Itoa(rows) || !strings.HasPrefix(msg, "Exported "+formatCount(rows)+" rows") {
+		t.Errorf("export saved as %q; the page says %q (%s rows), want %d rows", name, msg, b.attr("#query-export-status", "data-rows"), rows)
+	}
 	if !bytes.Equal(got, want) {
 		t.Fatalf("export of %q differs from the API's response: %d bytes (sha256 %x), API %d bytes (sha256 %x); first difference at %d",
 			query, len(got), sha256.Sum256(got), len(want), sha256.Sum256(want), firstDifference(got, want))
@@ -353,22 +392,32 @@ func scaleSubjects(t *testing.T, b *browser) {
 	b.eval(`location.hash = "#/subjects"`, nil)
 	usable := b.waitFor("first level", `document.querySelector('#subject-tree [role="treeitem"][data-subject="/orders"][aria-expanded="false"]')`, 30*time.Second) - start
 	b.run("focus /orders", chromedp.Focus(`#subject-tree [data-subject="/orders"]`, chromedp.ByQuery))
-	start = b.now()
-	b.key(kb.ArrowRight)
-	expanded := b.waitFor("/orders expanded", `document.querySelector('#subject-tree [aria-setsize="`+strconv.Itoa(orderSubjects)+`"]')`, 30*time.Second) - start
-	b.key(kb.End) // /special, after the children of /orders
-	b.waitFor("last item focused", `document.activeElement.dataset.subject === "/special"`, 10*time.Second)
-	b.key(kb.ArrowUp)
-	b.waitFor("last child focused", `document.activeElement.getAttribute('aria-posinset') === "`+strconv.Itoa(orderSubjects)+`"`, 10*time.Second)
-	// Siblings come in the server's order: segments by byte order.
+	// Siblings come in the server's order: segments by byte order; a page
+	// of them at a time (ui/views/subject-tree.js PAGE), then a more row.
 	names := make([]string, orderSubjects)
 	for i := range names {
 		names[i] = strconv.Itoa(i)
 	}
 	sort.Strings(names)
-	if got := b.attr(":focus", "data-subject"); got != "/orders/"+names[len(names)-1] {
-		t.Errorf("last child %q, want /orders/%s", got, names[len(names)-1])
+	const page = 100
+	start = b.now()
+	b.key(kb.ArrowRight)
+	expanded := b.waitFor("/orders expanded", `document.querySelector('#subject-tree [data-subject="/orders"][aria-expanded="true"]') && document.querySelector('#subject-tree [data-more="/orders"]')`, 30*time.Second) - start
+	b.key(kb.End) // /special, after the children of /orders and the more row
+	b.waitFor("last item focused", `document.activeElement.dataset.subject === "/special"`, 10*time.Second)
+	b.key(kb.ArrowUp)
+	b.waitFor("more row focused", `document.activeElement.dataset.more === "/orders"`, 10*time.Second)
+	b.key(kb.Enter) // the next page: the focus goes to its first child
+	b.waitFor("second page", `document.activeElement.dataset.subject === "/orders/`+names[page]+`"`, 30*time.Second)
+	if got := b.attr(":focus", "aria-posinset"); got != strconv.Itoa(page+1) {
+		t.Errorf("first child of the second page: aria-posinset %q, want %d", got, page+1)
 	}
+	b.key(kb.ArrowUp)
+	b.waitFor("last child of the first page focused", `document.activeElement.getAttribute('aria-posinset') === "`+strconv.Itoa(page)+`"`, 10*time.Second)
+	if got := b.attr(":focus", "data-subject"); got != "/orders/"+names[page-1] {
+		t.Errorf("last child of the first page %q, want /orders/%s", got, names[page-1])
+	}
+	b.key(kb.ArrowDown)
 	if n := domRows(b, "#subject-tree [role=treeitem]"); n > maxDOMRows {
 		t.Errorf("%d tree items in the DOM", n)
 	}
@@ -379,22 +428,23 @@ func scaleSubjects(t *testing.T, b *browser) {
 	// Position kept across views, without reading the subjects again.
 	var top float64
 	var reads int
-	countReads := `performance.getEntriesByType("resource").filter(e => e.name.endsWith("/read-subjects")).length`
+	countReads := `performance.getEntriesByType("resource").filter(e => e.name.endsWith("/read-subject-children")).length`
 	b.eval(`document.querySelector("#subject-tree").scrollTop`, &top)
 	b.eval(countReads, &reads)
 	b.eval(`location.hash = "#/dashboard"`, nil)
 	b.waitFor("dashboard", `!document.querySelector("#view-dashboard").hidden`, 5*time.Second)
 	b.eval(`location.hash = "#/subjects"`, nil)
-	b.waitFor("subjects again", `!document.querySelector("#view-subjects").hidden && document.querySelector('#subject-tree [data-subject="/orders/`+names[len(names)-1]+`"]')`, 5*time.Second)
+	b.waitFor("subjects again", `!document.querySelector("#view-subjects").hidden && document.querySelector('#subject-tree [data-subject="/orders/`+names[page]+`"]')`, 5*time.Second)
 	var topAgain float64
 	var readsAgain int
 	b.eval(`document.querySelector("#subject-tree").scrollTop`, &topAgain)
 	b.eval(countReads, &readsAgain)
 	if topAgain != top || readsAgain != reads || top == 0 {
-		t.Errorf("back on subjects: scrollTop %v → %v, read-subjects %d → %d", top, topAgain, reads, readsAgain)
+		t.Errorf("back on subjects: scrollTop %v → %v, read-subject-children %d → %d", top, topAgain, reads, readsAgain)
 	}
 
-	// The filter lists every match, however many.
+	// The filter lists every match: the server searches on while the list
+	// is short.
 	want := 0
 	for i := range orderSubjects {
 		if strings.Contains(strconv.Itoa(i), "999") {
@@ -407,7 +457,7 @@ func scaleSubjects(t *testing.T, b *browser) {
 	b.eval(`(() => { const f = document.querySelector("#subject-filter"); f.value = ""; f.dispatchEvent(new Event("input")); return true; })()`, nil)
 	b.waitFor("tree again", `document.querySelector('#subject-tree [data-subject="/orders"]')`, 5*time.Second)
 
-	t.Logf("subjects: first level usable in %.0f ms, /orders (%d children) open in %.0f ms; longest stall %.0f ms (longtask %.0f ms); JS heap %.1f MiB, renderer %.0f MiB",
+	t.Logf("subjects: first level usable in %.0f ms, /orders (%d children) open (first page) in %.0f ms; longest stall %.0f ms (longtask %.0f ms); JS heap %.1f MiB, renderer %.0f MiB",
 		usable, orderSubjects, expanded, s.Gap, s.Longtask, heap, rss)
 	if time.Duration(usable)*time.Millisecond > maxUsable || time.Duration(expanded)*time.Millisecond > maxUsable {
 		t.Errorf("subjects usable after %.0f ms / %.0f ms, bound %s", usable, expanded, maxUsable)
@@ -444,7 +494,7 @@ func scaleQuery(t *testing.T, b *browser, inst *harness.Instance, downloads *dow
 	b.waitFor("last row", `document.activeElement.getAttribute("aria-rowindex") === "`+strconv.Itoa(millionRows+1)+`" && !document.activeElement.textContent.includes("…")`, 10*time.Second)
 	wantLast := fmt.Sprintf("%d%d", (millionRows-1)/events, (millionRows-1)%events)
 	var last string
-	b.eval(`[...document.activeElement.children].slice(0, 2).map(c => c.textContent).join("")`, &last)
+	b.eval(`["a", "b"].map((k) => [...document.activeElement.children].find((c) => c.dataset.label === k).textContent).join("")`, &last)
 	if last != wantLast {
 		t.Errorf("last row starts %q, want %q", last, wantLast)
 	}
@@ -519,8 +569,8 @@ func scaleEvents(t *testing.T, b *browser, inst *harness.Instance) {
 }
 
 // scaleBackup downloads a backup of the whole store through the console:
-// the tab's memory stays flat (the bytes go to Blobs), the main thread
-// free, and the file is the API's backup byte for byte.
+// the tab's memory stays flat (the browser saves the bytes), the main
+// thread free, and the file is the API's backup byte for byte.
 func scaleBackup(t *testing.T, b *browser, inst *harness.Instance, downloads *downloads) {
 	want := inst.Do("POST", "/api/v1/backup", harness.Token, "{}")
 	if want.StatusCode != 200 {
@@ -539,8 +589,10 @@ func scaleBackup(t *testing.T, b *browser, inst *harness.Instance, downloads *do
 		t.Errorf("backup: %s events, want %s", got, events)
 	}
 	b.screenshot("scale-backup")
-	b.run("save", chromedp.Click("#backup-download", chromedp.ByQuery))
-	got := downloads.next(t, 0)
+	got := downloads.next(t)
+	if msg := b.text("#backup-summary"); !strings.Contains(msg, "all "+formatCount(orderEvents+len(specialData))+" announced events") {
+		t.Errorf("backup summary %q", msg)
+	}
 	if !bytes.Equal(got, want.Body) {
 		t.Fatalf("backup through the console differs from the API's: %d bytes (sha256 %x), API %d bytes (sha256 %x); first difference at %d",
 			len(got), sha256.Sum256(got), len(want.Body), sha256.Sum256(want.Body), firstDifference(got, want.Body))

@@ -401,6 +401,7 @@ func TestUINarrowScreen(t *testing.T) {
 	b := newBrowser(t, 390, 844)
 	// Headless windows are at least 500 px wide: emulate the phone's viewport.
 	b.run("phone viewport", chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile))
+	b.allowDownloads() // the backup of the Operations view
 	b.signIn(inst, harness.Token)
 	b.run("dashboard", chromedp.WaitVisible(`#view-dashboard[data-loaded="true"]`, chromedp.ByQuery))
 	notWrapped := func(view, sel string) {

@@ -3,11 +3,10 @@
 // if it must) and its buffer takes the next segment, so a spool holds one
 // segment in the tab's memory however much it received.
 //
-// LineStore is a Spool of lines that can read them back, for display and
-// for a byte-faithful export: it keeps a few segments in memory and 8
-// bytes per line whatever the result's size. Reading a line whose segment
-// is not in memory starts loading it and returns null; onLoad runs when it
-// is there.
+// LineStore is a Spool of lines that can read them back, for display: it
+// keeps a few segments in memory and 8 bytes per line whatever the
+// result's size. Reading a line whose segment is not in memory starts
+// loading it and returns null; onLoad runs when it is there.
 const SEGMENT = 4 << 20;
 const RESIDENT = 6; // segments kept in memory, the one being filled included
 const decoder = new TextDecoder();
@@ -38,12 +37,6 @@ export class Spool {
     seg.size += bytes.length;
     this.size += bytes.length;
     return seg;
-  }
-
-  /** Every stored byte, in order, as a Blob. */
-  blob(type) {
-    const parts = this.segments.map((seg) => seg.blob || seg.bytes.subarray(0, seg.size));
-    return new Blob(parts, { type });
   }
 
   /** Turns a full segment into a Blob (a copy) and keeps its buffer for the next. */

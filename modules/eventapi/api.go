@@ -153,8 +153,8 @@ func (a *API) Routes() []httpkit.Route {
 		{Method: http.MethodPost, Path: RegisterEventSchemaPath, Permission: httpkit.PermitSchemas, Handler: http.HandlerFunc(a.registerEventSchema)},
 		{Method: http.MethodPost, Path: ReadEventTypesPath, Permission: httpkit.PermitRead, Handler: a.streams.admit(a.readEventTypes)},
 		{Method: http.MethodPost, Path: ReadEventTypePath, Permission: httpkit.PermitRead, Handler: http.HandlerFunc(a.readEventType)},
-		{Method: http.MethodPost, Path: RunEventQLQueryPath, Permission: httpkit.PermitQuery, Handler: a.queries.admit(a.runEventQLQuery)},
-		{Method: http.MethodPost, Path: BackupPath, Permission: httpkit.PermitOperate, Handler: a.streams.admit(a.backupEvents)},
+		{Method: http.MethodPost, Path: RunEventQLQueryPath, Permission: httpkit.PermitQuery, Handler: a.queries.admit(a.runEventQLQuery), Download: "query.ndjson"},
+		{Method: http.MethodPost, Path: BackupPath, Permission: httpkit.PermitOperate, Handler: a.streams.admit(a.backupEvents), Download: "eventstore-backup.ndjson"},
 		{Method: http.MethodPost, Path: RestorePath, Permission: httpkit.PermitOperate, Handler: http.HandlerFunc(a.restoreBackup), UnlimitedBody: true, DuringRestore: true},
 	}, a.subscriptionRoutes()...)
 }

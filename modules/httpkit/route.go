@@ -34,6 +34,10 @@ type Route struct {
 	// Permission is the grant a token needs for the route (docs/api.md
 	// §1.2a), checked right after the token; the zero value is admin's.
 	Permission Permission
+	// Download, when set, lets the console save the route's answer to a
+	// file through a download ticket (docs/api.md §4.12a): the name
+	// the file gets unless the ticket names another.
+	Download string
 }
 
 // Permission is what a route requires of a token before it reads the

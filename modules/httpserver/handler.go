@@ -8,6 +8,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/eventstore-service/eventstore/modules/auth"
+	"github.com/eventstore-service/eventstore/modules/download"
 	"github.com/eventstore-service/eventstore/modules/httpkit"
 	"github.com/eventstore-service/eventstore/modules/metrics"
 	"github.com/eventstore-service/eventstore/modules/tracing"
@@ -42,6 +43,9 @@ type HandlerOptions struct {
 	Log *zap.Logger
 	// Tracing, unless nil, gives every request a span.
 	Tracing *tracing.Tracing
+	// Downloads keeps the download tickets of the routes that have
+	// downloads (Route.Download); nil gives the handler its own.
+	Downloads *download.Registry
 }
 
 // NewHandler returns the handler of both listeners: the common headers,
@@ -49,16 +53,19 @@ type HandlerOptions struct {
 // template, panics, access log, metrics), the token and permission check
 // (the route's Permission; a path of no route needs any token), body and time
 // limits, cross-origin protection, the service state and method checks,
-// and the route's handler.
+// and the route's handler. The download routes join the routes when one of
+// them has downloads (downloads.go).
 func NewHandler(opts HandlerOptions) (http.Handler, error) {
 	restoring := opts.Restoring
 	if restoring == nil {
 		restoring = func() bool { return false }
 	}
+	dl := newDownloads(opts.Downloads, opts.Routes)
+	routes := append(opts.Routes[:len(opts.Routes):len(opts.Routes)], dl.routes()...)
 	unlimited := map[string]bool{}
 	perms := map[string]httpkit.Permission{httpkit.Unmatched: httpkit.PermitAnyToken}
 	var public []string
-	for _, route := range opts.Routes {
+	for _, route := range routes {
 		perms[route.Path] = route.Permission
 		if route.UnlimitedBody {
 			unlimited[route.Path] = true
@@ -77,9 +84,10 @@ func NewHandler(opts HandlerOptions) (http.Handler, error) {
 		h = opts.Auth.Middleware(h, perms[template], public...)
 		return observe(template, opts.Metrics, opts.Log, opts.Tracing, h)
 	}
-	rt, err := newRouter(opts.Routes, opts.ShuttingDown, restoring, chain)
+	rt, err := newRouter(routes, opts.ShuttingDown, restoring, chain)
 	if err != nil {
 		return nil, err
 	}
+	dl.dispatch = rt
 	return headers(ServerHeader(opts.Version), rt), nil
 }

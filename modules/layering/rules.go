@@ -38,7 +38,7 @@ var layers = []layer{
 	{
 		name: "service",
 		packages: []string{"modules/config", "modules/logging", "modules/lifecycle", "modules/datadir", "modules/envelope",
-			"modules/httpkit", "modules/metrics", "modules/health", "modules/auth", "modules/tracing"},
+			"modules/httpkit", "modules/metrics", "modules/health", "modules/auth", "modules/tracing", "modules/download"},
 		why: "what every part of the running service shares: configuration, logging, the lifecycle, the HTTP vocabulary, metrics, traces, health, the token check",
 	},
 	{

@@ -1,22 +1,17 @@
-// Backup: POST /api/v1/backup read line by line into a Spool (the server's
-// bytes, never decoded into objects and written again), with a progress
-// bar of event lines received out of the Eventstore-Backup-Events header.
-// The file is offered (a download link to an object URL) only when that
-// many event lines arrived and the last one's hash is the
-// Eventstore-Backup-Head-Hash header; Cancel aborts the request.
-import { readLines, lineText, parseLine, startsWith, isAbort } from '../api.js';
+// Backup: POST /api/v1/backup saved by the browser as a file through a
+// download ticket (../download.js), however large; the page never holds
+// it. A progress bar follows the event lines the server sent out of the
+// Eventstore-Backup-Events header. At the end the page says exactly what
+// was checked: that the server sent every announced event line and the
+// last one's hash is the Eventstore-Backup-Head-Hash header; what the
+// browser wrote to disk it cannot see. Cancel stops the download.
 import { $, showError, errorMessage, formatBytes } from '../dom.js';
-import { Spool } from '../lines.js';
+import { Download, failure } from '../download.js';
 
 const PATH = '/api/v1/backup';
-const encoder = new TextEncoder();
-const EVENT = encoder.encode('{"type":"event",');
-const SCHEMA = encoder.encode('{"type":"schema",');
 const ZERO_HASH = '0'.repeat(64);
-const spool = new Spool();
-let controller = null;
-let run = null; // { expected, headHash, events, schemas, bytes, last }
-let url = '';
+let current = null; // the Download running
+let run = null; // { name, status }
 let frame = 0;
 
 export function init() {
@@ -26,90 +21,75 @@ export function init() {
   $('backup-cancel').addEventListener('click', cancel);
 }
 
-export function cancel() {
-  if (controller) controller.abort();
+// Stops the backup in progress, if any.
+function cancel() {
+  if (current) current.cancel().catch(() => {});
 }
 
 async function start() {
-  discard();
-  controller = new AbortController();
-  const own = controller;
-  run = { expected: null, headHash: '', events: 0, schemas: 0, bytes: 0, last: null };
+  showError($('backup-error'), '');
+  $('backup-summary').textContent = '';
+  const name = `eventstore-backup-${new Date().toISOString().replace(/\.\d+Z$/, 'Z').replace(/:/g, '-')}.ndjson`;
+  const body = $('backup-schemas').checked ? {} : { schemas: false };
+  const own = new Download(PATH, body, name);
+  current = own;
+  run = { name, status: null };
   const focusCancel = document.activeElement === $('backup-start');
   setState('running');
   if (focusCancel) $('backup-cancel').focus();
-  const onOpen = (response) => {
-    const events = response.headers.get('Eventstore-Backup-Events');
-    run.expected = events === null ? null : Number(events);
-    run.headHash = response.headers.get('Eventstore-Backup-Head-Hash') || '';
-    schedule();
-  };
-  const body = $('backup-schemas').checked ? {} : { schemas: false };
   try {
-    for await (const batch of readLines(PATH, body, { signal: own.signal, onOpen })) {
-      for (const line of batch) take(line);
+    await own.start();
+    const status = await own.follow((s) => {
+      run.status = s;
       schedule();
+    });
+    if (status.state !== 'done') {
+      setState(status.state === 'cancelled' ? 'cancelled' : 'error');
+      if (status.state !== 'cancelled') showError($('backup-error'), `The backup failed: ${failure(status)}. Delete the partial file if your browser kept one.`);
+      return;
     }
-    check();
-    offer();
+    const problem = check(status);
+    if (problem) {
+      setState('error');
+      showError($('backup-error'), `The backup is not whole: ${problem} Do not keep the file.`);
+      return;
+    }
+    describe(status);
     setState('done');
   } catch (error) {
-    spool.clear();
-    if (isAbort(error)) {
-      setState('cancelled');
-    } else {
-      setState('error');
-      showError($('backup-error'), `The backup failed, no file was kept: ${errorMessage(error)}`);
-    }
+    setState('error');
+    showError($('backup-error'), `The backup failed, no file was kept: ${errorMessage(error)}`);
   } finally {
-    if (controller === own) controller = null;
+    if (current === own) current = null;
   }
 }
 
-// Keeps a line's bytes; counts event and schema lines; an error line throws.
-function take(line) {
-  if (startsWith(line, EVENT)) {
-    run.events += 1;
-    run.last = line;
-  } else if (startsWith(line, SCHEMA)) {
-    run.schemas += 1;
-  } else {
-    parseLine(lineText(line));
-  }
-  run.bytes += line.length;
-  spool.append(line);
+// What is wrong with a backup the server sent whole, or ''.
+function check(status) {
+  const expected = announced(status);
+  const events = status.lines.event || 0;
+  if (expected === null) return 'the answer had no Eventstore-Backup-Events header.';
+  if (events !== expected) return `${events.toLocaleString('en-US')} event lines were sent, ${expected.toLocaleString('en-US')} were announced.`;
+  const head = status.headers['Eventstore-Backup-Head-Hash'] || '';
+  const last = status.lastEventHash || ZERO_HASH;
+  if (last !== head) return `the last event's hash ${last} is not the announced head hash ${head}.`;
+  return '';
 }
 
-// Throws unless the announced number of event lines arrived and the last
-// one's hash is the announced head hash.
-function check() {
-  const { expected, headHash, events, last } = run;
-  if (expected === null || !Number.isSafeInteger(expected)) throw new Error('the response has no Eventstore-Backup-Events header.');
-  if (events !== expected) throw new Error(`${events.toLocaleString('en-US')} event lines arrived, ${expected.toLocaleString('en-US')} were announced.`);
-  const hash = last ? String(parseLine(lineText(last)).payload.hash) : ZERO_HASH;
-  if (hash !== headHash) throw new Error(`the last event's hash ${hash} is not the announced head hash ${headHash}.`);
+function announced(status) {
+  const value = status && status.headers['Eventstore-Backup-Events'];
+  return value === undefined ? null : Number(value);
 }
 
-function offer() {
-  const blob = spool.blob('application/x-ndjson');
-  spool.clear();
-  url = URL.createObjectURL(blob);
-  const name = `eventstore-backup-${new Date().toISOString().replace(/\.\d+Z$/, 'Z').replace(/:/g, '-')}.ndjson`;
-  const link = $('backup-download');
-  link.href = url;
-  link.download = name;
-  link.textContent = `Save ${name}`;
-  const schemas = run.schemas ? ` and ${run.schemas.toLocaleString('en-US')} ${run.schemas === 1 ? 'schema' : 'schemas'}` : '';
-  $('backup-summary').textContent = `(${formatBytes(blob.size)}: ${run.events.toLocaleString('en-US')} events${schemas}, head hash checked)`;
-}
-
-// Forgets the previous backup's file.
-function discard() {
-  if (url) URL.revokeObjectURL(url);
-  url = '';
-  spool.clear();
-  $('backup-download').removeAttribute('href');
-  showError($('backup-error'), '');
+function describe(status) {
+  const events = status.lines.event || 0;
+  const schemas = status.lines.schema || 0;
+  const withSchemas = schemas ? ` and ${schemas.toLocaleString('en-US')} ${schemas === 1 ? 'schema' : 'schemas'}` : '';
+  const head = status.headers['Eventstore-Backup-Head-Hash'] || ZERO_HASH;
+  $('backup-summary').textContent = `Sent ${run.name} (${formatBytes(status.bytes)}): all ${events.toLocaleString('en-US')} announced events${withSchemas}; `
+    + `the server checked that the last event's hash is the head hash ${head.slice(0, 12)}…. `
+    + 'It cannot see your disk: your browser\'s downloads list shows whether it wrote the file whole.';
+  $('backup-summary').title = head;
 }
 
 function setState(state) {
@@ -123,17 +103,15 @@ function setState(state) {
   update();
   const status = {
     running: 'Backup running.',
-    done: `Backup ready: ${$('backup-summary').textContent}`,
+    done: `Backup saved: ${$('backup-summary').textContent}`,
     cancelled: 'Backup cancelled.',
     error: 'Backup failed.',
   }[state];
   if (status) $('backup-status').textContent = status;
-  if (!running && (focused === $('backup-cancel') || focused === document.body)) {
-    (state === 'done' ? $('backup-download') : $('backup-start')).focus();
-  }
+  if (!running && (focused === $('backup-cancel') || focused === document.body)) $('backup-start').focus();
 }
 
-// The progress follows the stream at most once a frame.
+// The progress follows the status at most once a frame.
 function schedule() {
   if (!frame) frame = requestAnimationFrame(update);
 }
@@ -143,7 +121,9 @@ function update() {
   frame = 0;
   if (!run) return;
   const state = $('backup').dataset.state;
-  const { expected, events } = run;
+  const status = run.status;
+  const expected = announced(status);
+  const events = status ? status.lines.event || 0 : 0;
   const bar = $('backup-progress');
   bar.hidden = state !== 'running' && state !== 'done';
   if (expected === null) {
@@ -155,9 +135,14 @@ function update() {
   const count = $('backup-count');
   count.dataset.events = String(events);
   count.dataset.expected = expected === null ? '' : String(expected);
+  count.dataset.bytes = String(status ? status.bytes : 0);
+  if (state === 'running' && (!status || status.state === 'pending')) {
+    count.textContent = 'Waiting for the browser to start the download…';
+    return;
+  }
   const of = expected === null ? '' : ` of ${expected.toLocaleString('en-US')}`;
   const percent = expected ? ` (${Math.floor((100 * Math.min(events, expected)) / expected)} %)` : '';
-  const progress = `${events.toLocaleString('en-US')}${of} events${percent}, ${formatBytes(run.bytes)} received`;
+  const progress = `${events.toLocaleString('en-US')}${of} events${percent}, ${formatBytes(status ? status.bytes : 0)} sent`;
   count.textContent = {
     running: progress,
     done: progress,

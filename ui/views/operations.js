@@ -1,6 +1,7 @@
 // Operations: download a backup, enter read-only mode (behind a dialog
 // that says it lasts until a restart), verify the store, and the
-// diagnostics report. Leaving the view cancels a backup or a verification.
+// diagnostics report. Leaving the view cancels a verification; a backup,
+// saved by the browser, goes on.
 import { request } from '../api.js';
 import { $, el, showError, errorMessage } from '../dom.js';
 import { getHealth, mode } from '../health.js';
@@ -33,7 +34,6 @@ export function enter() {
 
 export function leave() {
   generation += 1;
-  backup.cancel();
   verify.cancel();
   diagnostics.stop();
   if ($('readonly-dialog').open) $('readonly-dialog').close();

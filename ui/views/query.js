@@ -1,8 +1,10 @@
 // Query: runs an EventQL query and shows its rows as they stream in, in a
 // virtual grid (as a table or as JSON), with progress, Cancel, and an
-// export of the row lines exactly as the server sent them.
+// export: the query runs again on the server and the browser saves its row
+// lines as a file (../download.js), however many there are.
 import { readLines, lineText, parseLine, startsWith, isAbort, ApiError, Latest } from '../api.js';
-import { $, el, showError, errorMessage } from '../dom.js';
+import { $, showError, errorMessage, formatBytes } from '../dom.js';
+import { Download, failure } from '../download.js';
 import { LineStore } from '../lines.js';
 import { QueryResult } from './query-result.js';
 
@@ -11,7 +13,8 @@ const ROW = new TextEncoder().encode('{"type":"row","payload":');
 const requests = new Latest();
 let store = null;
 let result = null;
-let run = null; // { controller, started }
+let run = null; // { controller, started, query }
+let exporting = null; // the export's Download
 let frame = 0;
 
 export function init() {
@@ -29,7 +32,12 @@ export function init() {
   });
   $('query-as-table').addEventListener('click', () => setView(false));
   $('query-as-json').addEventListener('click', () => setView(true));
-  $('query-export').addEventListener('click', exportRows);
+  $('query-export').addEventListener('click', () => {
+    exportRows();
+  });
+  $('query-export-cancel').addEventListener('click', () => {
+    if (exporting) exporting.cancel().catch(() => {});
+  });
   setView(false);
   setState('idle');
 }
@@ -52,13 +60,13 @@ function cancel() {
 
 async function start() {
   const controller = requests.start();
-  run = { controller, started: performance.now() };
+  run = { controller, started: performance.now(), query: $('query-text').value };
   store.clear();
   result.reset();
   showError($('query-error'), '');
   setState('running');
   try {
-    for await (const batch of readLines(PATH, { query: $('query-text').value }, { signal: controller.signal })) {
+    for await (const batch of readLines(PATH, { query: run.query }, { signal: controller.signal })) {
       if (!requests.owns(controller)) return;
       for (const line of batch) take(line);
       schedule();
@@ -116,7 +124,7 @@ function setState(state) {
   const running = state === 'running';
   $('query-run').disabled = running;
   $('query-cancel').disabled = !running;
-  $('query-export').disabled = running || store.count === 0;
+  $('query-export').disabled = running || store.count === 0 || exporting !== null;
   $('query-table').setAttribute('aria-busy', String(running));
   update();
   const status = { running: 'Query running.', done: `Query done: ${$('query-count').textContent}.`, cancelled: `${$('query-count').textContent}.` }[state];
@@ -158,14 +166,38 @@ function placeCaret(line, col) {
   area.setSelectionRange(offset, offset);
 }
 
-// Downloads the row lines as received: the file is the response body without
-// its heartbeat (and error) lines, byte for byte.
-function exportRows() {
-  const url = URL.createObjectURL(store.blob('application/x-ndjson'));
-  const link = el('a', { href: url, download: 'query.ndjson' });
-  link.hidden = true;
-  document.body.append(link);
-  link.click();
-  link.remove();
-  setTimeout(() => URL.revokeObjectURL(url), 60000);
+// Saves the rows of the query shown as a file: the query runs again on the
+// server (the store may have changed since) and the browser streams its row
+// lines, without heartbeats, to disk; the line under the toolbar says how
+// many rows were sent and how the export ended.
+async function exportRows() {
+  if (!run || exporting) return;
+  const own = new Download(PATH, { query: run.query }, 'query.ndjson');
+  exporting = own;
+  const line = $('query-export-status');
+  const show = (text) => {
+    line.textContent = text;
+    line.hidden = !text;
+  };
+  $('query-export').disabled = true;
+  $('query-export-cancel').hidden = false;
+  show('Export: waiting for the browser to start the download…');
+  try {
+    await own.start();
+    const status = await own.follow((s) => {
+      line.dataset.rows = String(s.lines.row || 0);
+      if (s.state === 'running') show(`Exporting: ${(s.lines.row || 0).toLocaleString('en-US')} rows, ${formatBytes(s.bytes)} sent…`);
+    });
+    const rows = (status.lines.row || 0).toLocaleString('en-US');
+    line.dataset.state = status.state;
+    if (status.state === 'done') show(`Exported ${rows} rows (${formatBytes(status.bytes)}) to query.ndjson: the query ran again on the server for the file.`);
+    else show(`The export failed after ${rows} rows: ${failure(status)}. Delete the partial file if your browser kept one.`);
+  } catch (error) {
+    line.dataset.state = 'failed';
+    show(`The export failed: ${errorMessage(error)}`);
+  } finally {
+    exporting = null;
+    $('query-export-cancel').hidden = true;
+    $('query-export').disabled = store.count === 0 || $('view-query').dataset.state === 'running';
+  }
 }
