@@ -6,7 +6,7 @@
 // named, with the grant they need.
 import { request, getToken, setToken, clearToken, setUnauthorizedHandler, setForbiddenHandler, ApiError } from './api.js';
 import * as access from './access.js';
-import { $, showError, errorMessage } from './dom.js';
+import { $, showError, errorMessage, keepFocusInDialogs } from './dom.js';
 import * as dashboard from './views/dashboard.js';
 import * as subjects from './views/subjects.js';
 import * as events from './views/events.js';
@@ -220,6 +220,18 @@ $('nav-list').addEventListener('click', (event) => {
     $(`h-${current}`).focus();
   }
 });
+
+// The skip link passes the header (and the menu) by: to the heading of
+// the view shown, or to the sign-in.
+$('skip-link').addEventListener('click', (event) => {
+  event.preventDefault();
+  let target = $('main');
+  if (!$('login').hidden) target = $('token');
+  else if (!$('app').hidden) target = $('app').querySelector('section.view:not([hidden]) h2') || target;
+  target.focus();
+  target.scrollIntoView({ block: 'nearest' });
+});
+keepFocusInDialogs();
 
 $('logout').addEventListener('click', () => showLogin());
 window.addEventListener('hashchange', route);

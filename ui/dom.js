@@ -79,3 +79,65 @@ export function offer(container, allowed, reason) {
     else control.setAttribute('aria-describedby', note.id);
   }
 }
+
+const TABBABLE = 'a[href], button, input, select, textarea, [tabindex]';
+
+/** The elements of container that Tab stops at, in document order. */
+export function tabStops(container) {
+  return [...container.querySelectorAll(TABBABLE)].filter((node) => node.tabIndex >= 0 && !node.disabled
+    && !node.closest('[hidden], [inert]') && node.getClientRects().length > 0);
+}
+
+function openModal() {
+  try {
+    return document.querySelector('dialog:modal');
+  } catch {
+    return document.querySelector('dialog[open]'); // a browser without :modal
+  }
+}
+
+/**
+ * Keeps the focus inside an open modal dialog: Tab after its last control
+ * goes to its first, Shift+Tab before its first to its last. Escape
+ * closes a dialog (the browser does); when it closes, the focus returns
+ * to the control that had it before it opened, unless the dialog's own
+ * code moved it elsewhere.
+ */
+export function keepFocusInDialogs() {
+  let opener = null;
+  document.addEventListener('focusin', (event) => {
+    if (!event.target.closest || !event.target.closest('dialog')) opener = event.target;
+  });
+  document.addEventListener('keydown', (event) => {
+    if (event.key !== 'Tab' || event.altKey || event.ctrlKey || event.metaKey) return;
+    const dialog = openModal();
+    if (!dialog) return;
+    const stops = tabStops(dialog);
+    const active = document.activeElement;
+    if (!stops.length) {
+      event.preventDefault();
+      return;
+    }
+    const first = stops[0];
+    const last = stops[stops.length - 1];
+    if (!dialog.contains(active)) {
+      event.preventDefault();
+      (event.shiftKey ? last : first).focus();
+    } else if (event.shiftKey && active === first) {
+      event.preventDefault();
+      last.focus();
+    } else if (!event.shiftKey && active === last) {
+      event.preventDefault();
+      first.focus();
+    }
+  });
+  // close does not bubble: listen in the capture phase, before the
+  // dialog's own listeners (which may move the focus on purpose).
+  document.addEventListener('close', (event) => {
+    const dialog = event.target;
+    if (!(dialog instanceof HTMLDialogElement)) return;
+    const active = document.activeElement;
+    const lost = !active || active === document.body || dialog.contains(active);
+    if (lost && opener && opener.isConnected && !opener.disabled) opener.focus();
+  }, true);
+}

@@ -87,9 +87,8 @@ function describe(status) {
   const withSchemas = schemas ? ` and ${schemas.toLocaleString('en-US')} ${schemas === 1 ? 'schema' : 'schemas'}` : '';
   const head = status.headers['Eventstore-Backup-Head-Hash'] || ZERO_HASH;
   $('backup-summary').textContent = `Sent ${run.name} (${formatBytes(status.bytes)}): all ${events.toLocaleString('en-US')} announced events${withSchemas}; `
-    + `the server checked that the last event's hash is the head hash ${head.slice(0, 12)}…. `
+    + `the server checked that the last event's hash is the head hash ${head}. `
     + 'It cannot see your disk: your browser\'s downloads list shows whether it wrote the file whole.';
-  $('backup-summary').title = head;
 }
 
 function setState(state) {

@@ -1,6 +1,8 @@
 // Diagnostics: GET /api/v1/diagnostics shown as sections of keys and values
-// (nested keys joined with dots), every value as the server wrote it, and
-// "Copy as JSON" copying the server's text unchanged.
+// (nested keys joined with dots), every value as the server wrote it (a
+// memory limit of 2^62 bytes or more, Go's "no limit", as "none"; a list of
+// objects such as the storage engine's levels as a table), and "Copy as
+// JSON" copying the server's text unchanged.
 import { getText, isAbort, Latest } from '../api.js';
 import { $, el, showError, errorMessage, formatBytes, formatDuration } from '../dom.js';
 import { members, displayText } from '../rawjson.js';
@@ -50,9 +52,44 @@ function render() {
     el('h4', { text: title(name) }),
     el('dl', { class: 'kv' }, ...flatten(raw).flatMap(([key, value]) => [
       el('dt', { class: 'mono', text: key }),
-      el('dd', { class: 'mono', text: shown(key, value) }),
+      entry(key, value),
     ]))));
   $('diagnostics-report').replaceChildren(...sections);
+}
+
+// The value of key: a list of objects as a table, no list as "none",
+// anything else as text.
+function entry(key, raw) {
+  const rows = objects(raw);
+  if (rows && rows.length) {
+    const columns = [...new Set(rows.flatMap((row) => Object.keys(row)))];
+    return el('dd', { class: 'mono kv-rows' }, el('table', { class: 'kv-table' },
+      el('thead', {}, el('tr', {}, ...columns.map((c) => el('th', { scope: 'col', text: c })))),
+      el('tbody', {}, ...rows.map((row) => el('tr', {}, ...columns.map((c) => el('td', {
+        text: Object.prototype.hasOwnProperty.call(row, c) ? shown(c, JSON.stringify(row[c])) : '',
+      })))))));
+  }
+  if ((rows && !rows.length) || (raw === 'null' && /levels$/i.test(key))) return el('dd', { class: 'mono', text: 'none' });
+  const unlimited = noLimit(key, raw);
+  return el('dd', { class: 'mono', text: unlimited ? 'none' : shown(key, raw), title: unlimited ? `${raw}: no limit` : undefined });
+}
+
+// The members of a JSON array of objects, or null for any other value.
+function objects(raw) {
+  if (!raw.startsWith('[')) return null;
+  try {
+    const list = JSON.parse(raw);
+    return list.every((item) => item && typeof item === 'object' && !Array.isArray(item)) ? list : null;
+  } catch {
+    return null;
+  }
+}
+
+// Whether raw is a limit that limits nothing: Go reports "no memory limit"
+// as the largest int64; any limit of 2^62 or more is none in practice.
+function noLimit(key, raw) {
+  if (!/limit/i.test(key) || !/^\d+$/.test(raw)) return false;
+  return BigInt(raw) >= 2n ** 62n;
 }
 
 function title(name) {

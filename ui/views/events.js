@@ -45,6 +45,9 @@ export function init() {
       return id === null ? `No event at or after ${time}.` : jumpTo(String(id), time, signal);
     });
   });
+  $('events-order').addEventListener('change', () => {
+    if (!query) updatePager();
+  });
   const tbody = $('events-table').tBodies[0];
   tbody.addEventListener('click', (event) => {
     const row = event.target.closest('tr[data-id]');
@@ -161,22 +164,38 @@ function render() {
   const rows = page.map(({ event }) => el('tr', { 'data-id': event.id, tabindex: -1 },
     el('td', { class: 'num nowrap', text: event.id, 'data-label': 'Id' }),
     el('td', { class: 'nowrap time', text: formatTime(event.time), title: event.time, 'data-label': 'Time' }),
-    el('td', { class: 'subject', text: event.subject, 'data-label': 'Subject' }),
-    el('td', { class: 'type', text: event.type, 'data-label': 'Type' })));
+    el('td', { class: 'subject', text: event.subject, title: event.subject, 'data-label': 'Subject' }),
+    el('td', { class: 'type', text: event.type, title: event.type, 'data-label': 'Type' })));
   if (!rows.length) rows.push(el('tr', {}, el('td', { colSpan: 4, class: 'muted', text: 'No events.' })));
   $('events-table').tBodies[0].replaceChildren(...rows);
   focusRow(rows, -1, page.length ? rows[0] : null);
   updateInfo();
 }
 
+// The paging words of an order: the first page holds the oldest events in
+// chronological order, the newest ones newest first.
+const WORDS = {
+  chronological: { first: 'First page', previous: 'Previous page', next: 'Next page', start: 'from the start', end: 'to the end' },
+  antichronological: { first: 'Newest page', previous: 'Newer page', next: 'Older page', start: 'from the newest', end: 'to the oldest' },
+};
+
+function words() {
+  return WORDS[query ? query.order : $('events-order').value] || WORDS.chronological;
+}
+
 function updateInfo() {
+  const w = words();
   $('events-info').textContent = page.length
-    ? `Ids ${first()} – ${last()} (${page.length} events${hasPrevious ? '' : ', from the start'}${hasNext ? '' : ', to the end'})`
+    ? `Ids ${first()} – ${last()} (${page.length} events${hasPrevious ? '' : `, ${w.start}`}${hasNext ? '' : `, ${w.end}`})`
     : 'No events';
   updatePager();
 }
 
 function updatePager() {
+  const w = words();
+  $('events-first').textContent = w.first;
+  $('events-previous').textContent = w.previous;
+  $('events-next').textContent = w.next;
   $('events-next').disabled = !hasNext;
   $('events-previous').disabled = !hasPrevious;
   $('events-first').disabled = !query || !hasPrevious;

@@ -9,6 +9,14 @@ import { $, el } from '../dom.js';
 const ROW_PREFIX = '{"type":"row","payload":';
 const SAMPLE = 100; // rows whose keys and lengths set the first columns
 const MAX_WIDTH = 48; // characters
+// Columns come in this order: an event's id, time, subject and type (those
+// present), the other keys as they first appear, and data last.
+const LEADING = ['id', 'time', 'subject', 'type'];
+const rank = (key) => {
+  const at = LEADING.indexOf(key);
+  if (at >= 0) return at;
+  return key === 'data' ? LEADING.length + 1 : LEADING.length;
+};
 
 export class QueryResult {
   constructor(store) {
@@ -75,16 +83,20 @@ export class QueryResult {
     this.list.refresh();
   }
 
-  // Adds the keys of a row as columns and widens columns to its text (up to
-  // MAX_WIDTH characters; never narrower: the grid does not jump back);
-  // reports whether the columns changed.
+  // Adds the keys of a row as columns (in the order of rank: a new key goes
+  // after the columns of its rank or a lower one) and widens columns to its
+  // text (up to MAX_WIDTH characters; never narrower: the grid does not jump
+  // back); reports whether the columns changed.
   #learn(pairs) {
     let changed = false;
     for (const [key, raw] of pairs) {
       let at = this.columns.indexOf(key);
       if (at < 0) {
-        at = this.columns.push(key) - 1;
-        this.widths[at] = key.length;
+        const r = rank(key);
+        at = this.columns.findIndex((column) => rank(column) > r);
+        if (at < 0) at = this.columns.length;
+        this.columns.splice(at, 0, key);
+        this.widths.splice(at, 0, key.length);
         changed = true;
       }
       const width = Math.min(displayText(raw).length, MAX_WIDTH);

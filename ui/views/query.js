@@ -115,7 +115,9 @@ function update() {
     running: `Running… ${rows}, ${formatSize(store.size)}, ${seconds} s`,
     done: `${rows} in ${seconds} s`,
     cancelled: `Cancelled after ${rows}`,
-    error: `${rows} before the error`,
+    // Only a stream that failed after it started had rows before the
+    // error; a query refused at once (400) never ran.
+    error: run && run.failedAfterStart ? `${rows} before the error` : '',
   }[state];
 }
 
@@ -136,6 +138,11 @@ function formatSize(bytes) {
 }
 
 function showQueryError(error) {
+  // A stream that started answers 200 and ends with an error line; a
+  // failure while rows were arriving (the connection dropped) also came
+  // after the start. Either way the count says how many rows came first.
+  if (run) run.failedAfterStart = (error instanceof ApiError && error.status === 200) || store.count > 0;
+  update();
   let message = errorMessage(error);
   const match = error instanceof ApiError ? /^invalid query: (\d+):(\d+): /.exec(message) : null;
   if (match) {

@@ -1,15 +1,47 @@
-// Event types: known types with their schemas, and schema registration.
-import { streamNDJSON, request, isAbort, Latest } from '../api.js';
+// Event types: known types with their schemas, and schema registration
+// (offered when the token holds the "schemas" grant and the service is not
+// in read-only mode; otherwise disabled with the reasons beside it).
+import { streamNDJSON, request, isAbort, Latest, ApiError } from '../api.js';
 import { $, el, showError, errorMessage, offer } from '../dom.js';
+import { getHealth, mode } from '../health.js';
 import * as access from '../access.js';
 import { rowKeys, focusRow } from '../keys.js';
 
 const requests = new Latest();
 let types = new Map();
+let readOnly = false; // the service's mode, as the health report said last
+let modeCheck = 0;
+let registering = false; // a registration is under way: its button stays disabled
+
+const NO_GRANT = 'This token may not register schemas: that needs the “schemas” grant.';
+const READ_ONLY = 'The service is in read-only mode: it refuses schema registrations until it is restarted without --read-only.';
+
+function offerRegister() {
+  const reasons = [];
+  if (!access.has('schemas')) reasons.push(NO_GRANT);
+  if (readOnly) reasons.push(READ_ONLY);
+  offer($('register'), reasons.length === 0, reasons.join(' '));
+  if (registering) $('register-submit').disabled = true;
+}
+
+// Reads the service's mode from the health report and offers the
+// registration anew; a failure leaves the mode as it was.
+async function checkMode() {
+  const mine = ++modeCheck;
+  try {
+    const health = await getHealth();
+    if (mine !== modeCheck) return;
+    readOnly = mode(health) === 'read-only';
+    offerRegister();
+  } catch (error) {
+    console.warn('reading the mode failed', error);
+  }
+}
 
 export function init() {
   $('types-refresh').addEventListener('click', () => {
     load();
+    checkMode();
   });
   const tbody = $('types-table').tBodies[0];
   tbody.addEventListener('click', (event) => {
@@ -24,7 +56,8 @@ export function init() {
 }
 
 export function enter() {
-  offer($('register'), access.has('schemas'), 'This token may not register schemas: that needs the “schemas” grant.');
+  offerRegister();
+  checkMode();
   $('types-refresh').disabled = !access.has('read');
   if (access.has('read')) {
     load();
@@ -102,8 +135,8 @@ async function register() {
     showError($('register-error'), `The schema is not valid JSON: ${errorMessage(error)}`);
     return;
   }
-  const button = $('register-submit');
-  button.disabled = true;
+  registering = true;
+  $('register-submit').disabled = true;
   try {
     await request('/api/v1/register-event-schema', { method: 'POST', body: { eventType, schema } });
     $('register-result').textContent = `Schema registered for ${eventType}`;
@@ -112,7 +145,9 @@ async function register() {
     showSchema(eventType);
   } catch (error) {
     showError($('register-error'), errorMessage(error));
+    if (error instanceof ApiError && error.status === 503 && /read-only/.test(errorMessage(error))) readOnly = true;
   } finally {
-    button.disabled = false;
+    registering = false;
+    offerRegister();
   }
 }
