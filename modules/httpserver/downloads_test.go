@@ -60,7 +60,6 @@ func streamRoute(w http.ResponseWriter, r *http.Request) {
 type downloadFixture struct {
 	srv  *httptest.Server
 	logs *observer.ObservedLogs
-	now  func() time.Time
 	mu   sync.Mutex
 	at   time.Time
 }
