@@ -102,6 +102,8 @@ func TestAccessMatrix(t *testing.T) {
 		{"POST", "/api/v1/read-events", `{"subject":"/orders/1","options":{"recursive":false}}`, only("reader", "writer")},
 		{"POST", "/api/v1/observe-events", `{"subject":"/orders","options":{"recursive":true}}`, only("reader", "writer")},
 		{"POST", "/api/v1/read-subjects", `{"baseSubject":"/"}`, only("reader", "writer")},
+		{"POST", "/api/v1/read-subject-children", `{"subject":"/orders"}`, only("reader", "writer")},
+		{"POST", "/api/v1/search-subjects", `{"baseSubject":"/","contains":"1"}`, only("reader", "writer")},
 		{"POST", "/api/v1/read-event-types", `{}`, only("reader", "writer")},
 		{"POST", "/api/v1/read-event-type", `{"eventType":"io.example.placed"}`, only("reader", "writer")},
 		{"POST", "/api/v1/register-event-schema", `{"eventType":"io.example.shipped","schema":{"type":"object"}}`, only("schemas")},

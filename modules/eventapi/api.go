@@ -150,6 +150,8 @@ func (a *API) Routes() []httpkit.Route {
 		{Method: http.MethodPost, Path: ReadEventsPath, Permission: httpkit.PermitRead, Handler: a.streams.admit(a.readEvents)},
 		{Method: http.MethodPost, Path: ObserveEventsPath, Permission: httpkit.PermitRead, Handler: a.streams.admit(a.observeEvents)},
 		{Method: http.MethodPost, Path: ReadSubjectsPath, Permission: httpkit.PermitRead, Handler: a.streams.admit(a.readSubjects)},
+		{Method: http.MethodPost, Path: ReadSubjectChildrenPath, Permission: httpkit.PermitRead, Handler: http.HandlerFunc(a.readSubjectChildren)},
+		{Method: http.MethodPost, Path: SearchSubjectsPath, Permission: httpkit.PermitRead, Handler: http.HandlerFunc(a.searchSubjects)},
 		{Method: http.MethodPost, Path: RegisterEventSchemaPath, Permission: httpkit.PermitSchemas, Handler: http.HandlerFunc(a.registerEventSchema)},
 		{Method: http.MethodPost, Path: ReadEventTypesPath, Permission: httpkit.PermitRead, Handler: a.streams.admit(a.readEventTypes)},
 		{Method: http.MethodPost, Path: ReadEventTypePath, Permission: httpkit.PermitRead, Handler: http.HandlerFunc(a.readEventType)},

@@ -119,6 +119,23 @@ type Reader interface {
 	// Subjects iterates the subjects that have events, base and below, in
 	// depth-first order with siblings sorted by segment byte order.
 	Subjects(base string) StringIterator
+	// SubjectSeeker finds subjects that have events, base and below, by
+	// seeking: each Seek costs about the same whatever lies between two
+	// positions, so a reader that skips subtrees pays for the subjects it
+	// takes, not for those it skips. Close releases it.
+	SubjectSeeker(base string) SubjectSeeker
+}
+
+// SubjectSeeker finds the subjects with events within a base subject in
+// tree order (depth-first, siblings by segment byte order: the byte order
+// of TreeKey). It is used by one goroutine.
+type SubjectSeeker interface {
+	// Seek returns the first subject with events within the base whose
+	// tree key (TreeKey) is key or follows it in byte order, false when
+	// none does. key holds no 0x00 byte.
+	Seek(key string) (subject string, ok bool, err error)
+	// Close releases the seeker.
+	Close() error
 }
 
 // Backend is the durable storage beneath the Store: one embedded database

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"time"
 
 	"github.com/eventstore-service/eventstore/modules/event"
 )
@@ -148,6 +149,195 @@ func (it failedIterator) Close() error      { return it.err }
 // lies within base.
 func (s *Store) Subjects(base string) StringIterator {
 	return &subjectTree{base: base, subjects: s.backend.Subjects(base)}
+}
+
+// SubjectChild is a direct child of a subject in the subject tree.
+type SubjectChild struct {
+	// Subject is the child's subject.
+	Subject string
+	// HasEvents is false for an implicit subject: one that only lies
+	// above subjects with events.
+	HasEvents bool
+	// HasChildren reports whether subjects lie below it.
+	HasChildren bool
+}
+
+// SubjectChildren returns the direct children of parent in tree order
+// (siblings by segment byte order), implicit ones included, starting after
+// the child after ("" from the first; a subject deeper below parent stands
+// for the child above it), at most limit of them, and whether more follow.
+// It seeks from child to child past their subtrees, so its cost grows with
+// the children it returns, not with the subjects below them.
+func (s *Store) SubjectChildren(parent, after string, limit int) (children []SubjectChild, more bool, err error) {
+	if limit <= 0 {
+		return nil, false, fmt.Errorf("subject children of %s: limit %d is not positive", parent, limit)
+	}
+	if after != "" && (after == parent || !Within(parent, after)) {
+		return nil, false, fmt.Errorf("subject children of %s: %s is not below it", parent, after)
+	}
+	seeker := s.backend.SubjectSeeker(parent)
+	defer func() {
+		if cerr := seeker.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("subject children of %s: %w", parent, cerr)
+		}
+	}()
+	seek := func(key string) (string, bool) {
+		if err != nil {
+			return "", false
+		}
+		var subject string
+		var ok bool
+		subject, ok, err = seeker.Seek(key)
+		return subject, ok
+	}
+	var subject string
+	var ok bool
+	if after == "" {
+		subject, ok = seek(pastOwn(parent))
+	} else {
+		subject, ok = seek(pastSubtree(childOf(parent, after)))
+	}
+	for ok && err == nil {
+		if len(children) == limit {
+			return children, true, nil
+		}
+		child := SubjectChild{Subject: childOf(parent, subject), HasEvents: true, HasChildren: true}
+		if subject == child.Subject {
+			// The next subject after the child's own events is either below
+			// it or already the next child.
+			subject, ok = seek(pastOwn(child.Subject))
+			if child.HasChildren = ok && Within(child.Subject, subject); !child.HasChildren {
+				children = append(children, child)
+				continue
+			}
+		} else {
+			child.HasEvents = false
+		}
+		children = append(children, child)
+		subject, ok = seek(pastSubtree(child.Subject))
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("subject children of %s: %w", parent, err)
+	}
+	return children, false, nil
+}
+
+// SubjectMatches is a page of a subject search.
+type SubjectMatches struct {
+	// Subjects are the matches of the page, in tree order.
+	Subjects []string
+	// Next is the subject to continue after (the last one examined) while
+	// the search is not Complete.
+	Next string
+	// Complete reports that no subject after the page matches.
+	Complete bool
+}
+
+// SearchSubjects returns the subjects of base in read-subjects order
+// (Subjects, implicit ones included) that follow after ("" from the
+// first) and whose text contains contains, with ASCII letters compared in
+// any case; a contains that begins with "/" is instead a prefix of the
+// subject text, matched exactly, which the search seeks to. It stops at
+// limit matches or once budget has passed, and tells where to continue.
+func (s *Store) SearchSubjects(base, contains, after string, limit int, budget time.Duration) (m SubjectMatches, err error) {
+	if limit <= 0 {
+		return SubjectMatches{}, fmt.Errorf("search subjects of %s: limit %d is not positive", base, limit)
+	}
+	deadline := time.Now().Add(budget)
+	prefix := strings.HasPrefix(contains, "/")
+	seeker := s.backend.SubjectSeeker(base)
+	defer func() {
+		if cerr := seeker.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("search subjects of %s: %w", base, cerr)
+		}
+	}()
+	var key string
+	if after != "" {
+		key = pastOwn(after)
+	}
+	if prefix {
+		key = max(key, TreeKey(contains))
+	}
+	// prev is the subject examined last: its ancestors and itself were
+	// examined before, as read-subjects lists them.
+	prev := after
+	for examined := 1; ; examined++ {
+		subject, ok, err := seeker.Seek(key)
+		if err != nil {
+			return SubjectMatches{}, fmt.Errorf("search subjects of %s: %w", base, err)
+		}
+		if !ok || prefix && !strings.HasPrefix(subject, contains) {
+			return SubjectMatches{Subjects: m.Subjects, Complete: true}, nil
+		}
+		for _, a := range lineage(base, subject) {
+			if prev != "" && covers(a, prev) {
+				continue
+			}
+			prev = a
+			if prefix && strings.HasPrefix(a, contains) || !prefix && containsFold(a, contains) {
+				m.Subjects = append(m.Subjects, a)
+			}
+			if len(m.Subjects) == limit {
+				m.Next = a
+				return m, nil
+			}
+		}
+		if examined%64 == 0 && time.Now().After(deadline) {
+			m.Next = prev
+			return m, nil
+		}
+		key = pastOwn(subject)
+	}
+}
+
+// pastOwn is the tree key from which on the subjects below subject follow
+// it: past its own entries.
+func pastOwn(subject string) string { return TreeKey(subject) + "\x01" }
+
+// pastSubtree is the tree key from which on the subjects after subject's
+// subtree follow; nothing follows the subtree of "/", whose key is
+// returned as the greatest of all.
+func pastSubtree(subject string) string {
+	if subject == "/" {
+		return "\xff"
+	}
+	return TreeKey(subject) + "\x02"
+}
+
+// childOf returns the child of parent that is subject or lies above it;
+// subject lies below parent.
+func childOf(parent, subject string) string {
+	start := len(parent) + 1
+	if parent == "/" {
+		start = 1
+	}
+	if i := strings.IndexByte(subject[start:], '/'); i >= 0 {
+		return subject[:start+i]
+	}
+	return subject
+}
+
+// containsFold reports whether s contains sub, ASCII letters compared in
+// any case.
+func containsFold(s, sub string) bool {
+	n := len(sub)
+	for i := 0; i+n <= len(s); i++ {
+		j := 0
+		for j < n && lowerASCII(s[i+j]) == lowerASCII(sub[j]) {
+			j++
+		}
+		if j == n {
+			return true
+		}
+	}
+	return false
+}
+
+func lowerASCII(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
 }
 
 // subjectTree adds the implicit ancestors (from base down) to the subjects

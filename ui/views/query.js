@@ -186,6 +186,8 @@ async function exportRows() {
     line.textContent = text;
     line.hidden = !text;
   };
+  line.dataset.state = 'running';
+  line.dataset.rows = '0';
   $('query-export').disabled = true;
   $('query-export-cancel').hidden = false;
   show('Export: waiting for the browser to start the download…');

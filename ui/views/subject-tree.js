@@ -1,105 +1,80 @@
-// The subject tree, loaded a level at a time: opening a node reads the
-// subjects below it (read-subjects has no depth limit) and keeps only its
-// direct children, in the server's order, noting which of them have
-// children of their own; they show as they stream in. visible is the
-// flattened list of shown nodes.
-import { readLines, lineText, parseLine } from '../api.js';
+// The subject tree, read a page of children at a time: opening a node reads
+// its first page of direct children with read-subject-children
+// (docs/api.md §4.6a), each page costing what it shows however many
+// subjects lie below; a "Show more" row after a node's loaded children
+// stands for the pages not read yet. visible is the flattened list of shown rows:
+// nodes, and the more rows of open nodes with pages left.
+import { postJSON } from '../api.js';
 
-const PREFIX = new TextEncoder().encode('{"type":"subject","payload":{"subject":"');
-const SUFFIX = new TextEncoder().encode('"}}');
-const SLASH = 47;
-const REVEAL_MS = 100;
-const decoder = new TextDecoder();
-const encoder = new TextEncoder();
+/** Children read per page. */
+export const PAGE = 100;
 
 /**
- * Streams the subjects below base, calling visit(depth, line, start, end)
- * with the subject at line[start..end). Subject lines are read from their
- * bytes, without parsing (a subject holds no character JSON escapes);
- * another spelling is parsed, and an error line throws.
+ * Reads a page of the children of subject after the child after (null:
+ * from the first): { children: [{ subject, hasEvents, hasChildren }], next }.
  */
-export async function readSubjects(base, signal, visit) {
-  for await (const batch of readLines('/api/v1/read-subjects', { baseSubject: base }, { signal })) {
-    for (let line of batch) {
-      let end = subjectEnd(line);
-      if (end < 0) {
-        const item = parseLine(lineText(line));
-        if (!item || item.type !== 'subject' || !item.payload) continue;
-        line = encoder.encode(item.payload.subject);
-        end = line.length;
-        visit(depthOf(line, 0, end), line, 0, end);
-      } else {
-        visit(depthOf(line, PREFIX.length, end), line, PREFIX.length, end);
-      }
-    }
-  }
+export function readChildren(subject, after, signal) {
+  const body = { subject, limit: PAGE };
+  if (after) body.after = after;
+  return postJSON('/api/v1/read-subject-children', body, { signal });
 }
 
-/** The text of the subject at line[start..end). */
-export function subjectText(line, start, end) {
-  return decoder.decode(line.subarray(start, end));
+/**
+ * Reads a page of the subjects within base whose text contains text (any
+ * case; a text starting with "/" is a prefix): { subjects, next }, next
+ * null once the search is complete. The server looks for about 50 ms per page.
+ */
+export function searchSubjects(base, text, after, limit, signal) {
+  const body = { baseSubject: base, contains: text, limit };
+  if (after) body.after = after;
+  return postJSON('/api/v1/search-subjects', body, { signal });
 }
 
-// The end of the subject in a subject line as the server writes it, or -1.
-function subjectEnd(line) {
-  let end = line.length;
-  if (end && line[end - 1] === 10) end -= 1;
-  end -= SUFFIX.length;
-  if (end < PREFIX.length) return -1;
-  for (let i = 0; i < PREFIX.length; i += 1) if (line[i] !== PREFIX[i]) return -1;
-  for (let i = 0; i < SUFFIX.length; i += 1) if (line[end + i] !== SUFFIX[i]) return -1;
-  return end;
+function node(subject, depth, parent, posinset, hasChildren = null, hasEvents = null) {
+  const name = depth === 0 ? subject : subject.slice(subject.lastIndexOf('/') + 1);
+  return {
+    subject, name, depth, parent, posinset, hasChildren, hasEvents,
+    children: null, // the children read so far, null before the first page
+    next: null, // the child to read the next page after, null when all are read
+    expanded: false,
+    loading: false,
+    moreRow: null,
+  };
 }
 
-// Segments of the subject at line[start..end): "/" is 0, "/a/b" is 2.
-function depthOf(line, start, end) {
-  if (end - start === 1) return 0;
-  let depth = 0;
-  for (let i = start; i < end; i += 1) if (line[i] === SLASH) depth += 1;
-  return depth;
-}
-
-function node(subject, depth, parent, posinset = 1) {
-  const name = subject === '/' ? '/' : subject.slice(subject.lastIndexOf('/') + 1);
-  return { subject, name, depth, parent, posinset, children: null, hasChildren: null, expanded: false, loading: false };
+/** The more row of n: the pages of n's children not read yet. */
+function moreRow(n) {
+  if (!n.moreRow) n.moreRow = { more: true, parent: n, depth: n.depth + 1 };
+  return n.moreRow;
 }
 
 export class SubjectTree {
-  constructor() {
-    this.root = node('/', 0, null);
-    this.visible = [this.root];
+  /** roots: the subjects at the top, "/" or the token's read prefixes. */
+  constructor(roots = ['/']) {
+    this.roots = roots.map((subject, i) => node(subject, 0, null, i + 1));
+    this.visible = [...this.roots];
   }
 
   /**
-   * Opens parent and reads its direct children, showing them as they come
-   * (onProgress(read) follows the stream); on failure parent closes again.
+   * Reads the next page of n's children (the first if none was read) and
+   * shows it if n is open; on failure nothing changes.
    */
-  async load(parent, signal, onProgress = () => {}) {
-    const children = [];
-    parent.children = children;
-    parent.expanded = true;
-    let read = 0;
-    let revealed = performance.now();
-    try {
-      await readSubjects(parent.subject, signal, (depth, line, start, end) => {
-        read += 1;
-        if (depth === parent.depth + 1) children.push(node(subjectText(line, start, end), depth, parent, children.length + 1));
-        else if (depth > parent.depth + 1 && children.length) children[children.length - 1].hasChildren = true;
-        if (read % 1024 === 0 && performance.now() - revealed > REVEAL_MS) {
-          revealed = performance.now();
-          if (parent.expanded) this.expand(parent);
-          onProgress(read);
-        }
-      });
-    } catch (error) {
-      this.collapse(parent);
-      parent.children = null;
-      throw error;
+  async loadPage(n, signal) {
+    const page = await readChildren(n.subject, n.children ? n.next : null, signal);
+    const children = n.children || [];
+    for (const c of page.children) {
+      children.push(node(c.subject, n.depth + 1, n, children.length + 1, c.hasChildren, c.hasEvents));
     }
-    for (const child of children) if (child.hasChildren === null) child.hasChildren = false;
-    parent.hasChildren = children.length > 0;
-    if (parent.expanded) this.expand(parent);
-    return read;
+    n.children = children;
+    n.next = page.next || null;
+    n.hasChildren = children.length > 0 || n.next !== null;
+    if (n.expanded) this.expand(n);
+  }
+
+  /** The number of children of n, or -1 while pages are left (unknown). */
+  static setSize(n) {
+    if (!n) return 1;
+    return n.next === null ? n.children.length : -1;
   }
 
   /** Shows the loaded children of n (and their open descendants). */
@@ -108,7 +83,10 @@ export class SubjectTree {
     this.#hideDescendants(n);
     n.expanded = true;
     const at = this.visible.indexOf(n);
-    if (at >= 0) this.visible = this.visible.slice(0, at + 1).concat(flatten(n.children), this.visible.slice(at + 1));
+    if (at < 0) return;
+    const rows = flatten(n.children);
+    if (n.next !== null) rows.push(moreRow(n));
+    this.visible = this.visible.slice(0, at + 1).concat(rows, this.visible.slice(at + 1));
   }
 
   collapse(n) {
@@ -124,6 +102,13 @@ export class SubjectTree {
     this.visible.splice(at + 1, end - at - 1);
   }
 
+  /** The number of visible subjects (more rows left out). */
+  shown() {
+    let n = 0;
+    for (const row of this.visible) if (!row.more) n += 1;
+    return n;
+  }
+
   /** The subjects of the expanded nodes, parents first. */
   expandedSubjects() {
     return this.visible.filter((n) => n.expanded).map((n) => n.subject);
@@ -131,19 +116,23 @@ export class SubjectTree {
 
   /** The visible node with subject, or null. */
   find(subject) {
-    return this.visible.find((n) => n.subject === subject) || null;
+    return this.visible.find((n) => !n.more && n.subject === subject) || null;
   }
 }
 
-// The nodes in display order: each followed by its expanded descendants.
-// (No argument spreading: a level may hold hundreds of thousands.)
+// The rows in display order: each node followed by its expanded
+// descendants and, while pages are left, its more row. (No argument
+// spreading: a level may hold many thousands.)
 function flatten(nodes) {
   const out = [];
-  const stack = [...nodes].reverse();
+  const stack = [];
+  for (let i = nodes.length - 1; i >= 0; i -= 1) stack.push(nodes[i]);
   while (stack.length) {
     const n = stack.pop();
     out.push(n);
-    if (n.expanded && n.children) for (let i = n.children.length - 1; i >= 0; i -= 1) stack.push(n.children[i]);
+    if (n.more || !n.expanded || !n.children) continue;
+    if (n.next !== null) stack.push(moreRow(n));
+    for (let i = n.children.length - 1; i >= 0; i -= 1) stack.push(n.children[i]);
   }
   return out;
 }

@@ -1,31 +1,48 @@
-// Subjects: the subject tree (ARIA tree, virtualized, levels loaded when
-// expanded, several at once) or, with a filter, the flat list of matching
-// subjects. The tree, its expanded nodes and the scroll position stay while
-// other views are shown; Refresh reads them again.
+// Subjects: the subject tree (ARIA tree, virtualized, children read a page
+// at a time: the first when a node opens, the next when its "Show more"
+// row is activated by Enter, Space or a click) or, with a filter, the flat list of matching
+// subjects, searched by the server a page at a time (docs/api.md §4.6a).
+// The tree starts at "/", or at the token's read prefixes. The tree, its
+// open nodes and the scroll position stay while other views are shown;
+// Refresh reads them again.
 import { isAbort, Latest } from '../api.js';
+import * as access from '../access.js';
 import { $, el, showError, errorMessage } from '../dom.js';
 import { VirtualList } from '../virtual.js';
-import { SubjectTree, readSubjects, subjectText } from './subject-tree.js';
+import { SubjectTree, searchSubjects } from './subject-tree.js';
 
 const DEBOUNCE_MS = 250;
+const MATCH_PAGE = 200; // matches per search request
+const SHORT = 200; // the search goes on by itself while fewer matches show
+const NEAR_END = 50; // rows before the end at which scrolling reads more
 const requests = new Latest(); // the filter's
-const loads = new Map(); // node → AbortController of its level
-let tree = new SubjectTree();
+const loads = new Map(); // node → AbortController of its page
+let tree = null;
 let list = null;
 let filter = '';
-let matches = null; // { text, subjects, read, complete } while filtering
+let matches = null; // { text, subjects, next, complete } while filtering
 let debounce = 0;
 let savedTop = 0;
 
 export function init() {
   list = new VirtualList($('subject-tree'), { createRow, renderRow, onKey });
   $('subject-tree').addEventListener('click', (event) => {
+    const more = event.target.closest('[data-more]');
+    if (more) {
+      event.preventDefault();
+      const row = tree && tree.visible[Number(more.dataset.index)];
+      if (row && row.more) loadMore(row.parent);
+      return;
+    }
     const twisty = event.target.closest('.twisty');
-    if (!twisty) return;
+    if (!twisty || matches || !tree) return;
     event.preventDefault();
     const row = twisty.closest('[data-index]');
     const n = tree.visible[Number(row.dataset.index)];
-    if (n && !matches && n.hasChildren !== false) toggle(n);
+    if (n && !n.more && n.hasChildren !== false) toggle(n);
+  });
+  $('subject-tree').addEventListener('scroll', () => {
+    if (matches && !matches.complete && !requests.running && nearEnd()) searchOn(matches);
   });
   $('subject-filter').addEventListener('input', () => {
     clearTimeout(debounce);
@@ -41,12 +58,14 @@ export function init() {
 }
 
 export function enter() {
-  if (tree.root.children === null && !loads.size) {
-    open(tree.root);
-  } else if (matches && !matches.complete) {
-    applyFilter(true);
+  if (!tree) {
+    tree = new SubjectTree(roots());
+    for (const root of tree.roots) open(root);
+  } else if (matches && !matches.complete && (matches.subjects.length < SHORT || nearEnd())) {
+    searchOn(matches);
   }
   $('subject-tree').scrollTop = savedTop;
+  show();
   list.render();
 }
 
@@ -56,6 +75,14 @@ export function leave() {
     stopAll();
     done('');
   }
+}
+
+// The subjects the tree starts at: "/", or the token's read prefixes
+// (those below another left out).
+function roots() {
+  const prefixes = [...new Set(access.readPrefixes())].sort();
+  if (!prefixes.length || prefixes.includes('/')) return ['/'];
+  return prefixes.filter((p) => !prefixes.some((q) => q !== p && p.startsWith(`${q}/`)));
 }
 
 function running() {
@@ -68,7 +95,8 @@ function stopAll() {
 }
 
 function rows() {
-  return matches ? matches.subjects.length : tree.visible.length;
+  if (matches) return matches.subjects.length;
+  return tree ? tree.visible.length : 0;
 }
 
 function createRow() {
@@ -83,9 +111,12 @@ function renderRow(index, row) {
     const subject = matches.subjects[index];
     row.href = eventsLink(subject);
     row.dataset.subject = subject;
+    delete row.dataset.more;
+    row.classList.remove('tmore');
+    row.title = subject;
     row.setAttribute('aria-level', '1');
     row.setAttribute('aria-posinset', String(index + 1));
-    row.setAttribute('aria-setsize', String(matches.subjects.length));
+    row.setAttribute('aria-setsize', String(matches.complete ? matches.subjects.length : -1));
     row.removeAttribute('aria-expanded');
     row.removeAttribute('aria-busy');
     row.style.paddingLeft = '';
@@ -94,18 +125,38 @@ function renderRow(index, row) {
     return;
   }
   const n = tree.visible[index];
+  row.style.paddingLeft = `${0.5 + n.depth * 1.25}rem`;
+  row.removeAttribute('aria-expanded');
+  if (n.more) {
+    const p = n.parent;
+    row.classList.add('tmore');
+    row.removeAttribute('href');
+    delete row.dataset.subject;
+    row.dataset.more = p.subject;
+    row.title = '';
+    row.setAttribute('aria-level', String(n.depth + 1));
+    row.setAttribute('aria-posinset', String(p.children.length + 1));
+    row.setAttribute('aria-setsize', '-1');
+    if (p.loading) row.setAttribute('aria-busy', 'true');
+    else row.removeAttribute('aria-busy');
+    twisty.textContent = p.loading ? '…' : '';
+    name.textContent = p.loading
+      ? `Reading more of ${p.subject}…`
+      : `Show more of ${p.subject} (${p.children.length.toLocaleString('en-US')} shown)`;
+    return;
+  }
+  delete row.dataset.more;
+  row.classList.remove('tmore');
   row.href = eventsLink(n.subject);
   row.dataset.subject = n.subject;
   row.title = n.subject;
   row.setAttribute('aria-level', String(n.depth + 1));
   row.setAttribute('aria-posinset', String(n.posinset));
-  row.setAttribute('aria-setsize', String(n.parent ? n.parent.children.length : 1));
+  row.setAttribute('aria-setsize', String(n.parent ? SubjectTree.setSize(n.parent) : tree.roots.length));
   if (n.hasChildren !== false) row.setAttribute('aria-expanded', String(n.expanded));
-  else row.removeAttribute('aria-expanded');
   if (n.loading) row.setAttribute('aria-busy', 'true');
   else row.removeAttribute('aria-busy');
-  row.style.paddingLeft = `${0.5 + n.depth * 1.25}rem`;
-  twisty.textContent = n.loading ? '…' : n.hasChildren === false ? '' : n.expanded ? '▾' : '▸';
+  twisty.textContent = n.loading && !n.children ? '…' : n.hasChildren === false ? '' : n.expanded ? '▾' : '▸';
   name.textContent = n.name;
 }
 
@@ -114,11 +165,23 @@ function eventsLink(subject) {
 }
 
 // Tree keys (APG): Right opens a node or moves to its first child, Left
-// closes it or moves to its parent; Enter follows the link.
+// closes it or moves to its parent; Enter follows the link, or on a more
+// row reads the next page.
 function onKey(index, event) {
-  if (matches || (event.key !== 'ArrowRight' && event.key !== 'ArrowLeft')) return;
-  event.preventDefault();
+  if (matches) return;
   const n = tree.visible[index];
+  if (n.more) {
+    if (event.key === 'Enter' || event.key === ' ') {
+      event.preventDefault();
+      loadMore(n.parent);
+    } else if (event.key === 'ArrowLeft') {
+      event.preventDefault();
+      list.focusIndex(tree.visible.indexOf(n.parent));
+    }
+    return;
+  }
+  if (event.key !== 'ArrowRight' && event.key !== 'ArrowLeft') return;
+  event.preventDefault();
   if (event.key === 'ArrowRight') {
     if (n.hasChildren === false) return;
     if (!n.expanded) open(n);
@@ -143,49 +206,64 @@ function close(n) {
 
 async function open(n) {
   if (!n.children) {
-    const ok = await loadLevel(n);
+    const ok = await loadPage(n);
     if (!ok) return;
   }
   tree.expand(n);
   show();
 }
 
-// Reads the children of n, showing them as they come; reports whether all arrived.
-async function loadLevel(n) {
+// Reads the next page of n's children if none is being read.
+function loadMore(n) {
+  if (loads.has(n) || n.next === null || matches) return;
+  loadPage(n);
+}
+
+// Reads a page of n's children; reports whether it arrived.
+async function loadPage(n) {
   const own = new AbortController();
   loads.set(n, own);
   n.loading = true;
   busy(`Reading subjects below ${n.subject}…`);
   show();
   try {
-    await tree.load(n, own.signal, (read) => {
-      show();
-      progress(`Reading subjects below ${n.subject}… ${read.toLocaleString('en-US')}`);
-    });
+    // The focused row keeps the focus as rows come in above it; on the
+    // more row, the focus goes to the first of the new children, which
+    // take its place.
+    const focused = $('subject-tree').contains(document.activeElement) ? tree.visible[list.active] : null;
+    await tree.loadPage(n, own.signal);
+    const at = focused && !focused.more ? tree.visible.indexOf(focused) : -1;
+    if (at >= 0 && at !== list.active) {
+      list.setCount(rows());
+      list.focusIndex(at);
+    }
     return true;
   } catch (error) {
-    if (!isAbort(error)) showError($('subjects-error'), `Could not read subjects: ${errorMessage(error)}`);
+    if (!isAbort(error)) {
+      showError($('subjects-error'), `Could not read subjects: ${errorMessage(error)}`);
+    }
     return false;
   } finally {
     n.loading = false;
-    loads.delete(n);
+    if (loads.get(n) === own) loads.delete(n);
     if (!running()) done('');
     show();
   }
 }
 
-// Reads the tree again, reopening the nodes that were open.
+// Reads the tree again, reopening the nodes that were open (those among
+// the first pages of their parents).
 async function refresh() {
   stopAll();
-  const wasOpen = tree.expandedSubjects();
-  if (!wasOpen.length) wasOpen.push('/');
+  const wasOpen = tree ? tree.expandedSubjects() : [];
   const top = $('subject-tree').scrollTop;
-  tree = new SubjectTree();
+  tree = new SubjectTree(roots());
+  for (const root of tree.roots) if (!wasOpen.includes(root.subject)) wasOpen.unshift(root.subject);
   show();
   for (const subject of wasOpen) {
     const n = tree.find(subject);
     if (!n) continue;
-    if (!(await loadLevel(n))) return;
+    if (!(await loadPage(n))) return;
     tree.expand(n);
     show();
   }
@@ -193,9 +271,17 @@ async function refresh() {
   if (matches) applyFilter(true);
 }
 
-// Lists every subject containing the filter text (any case), as they stream.
-async function applyFilter(force = false) {
-  const text = $('subject-filter').value.trim().toLowerCase();
+// Whether the rows in view reach near the end of the list.
+function nearEnd() {
+  const viewport = $('subject-tree');
+  const last = (viewport.scrollTop + viewport.clientHeight) / Math.max(1, list.rowHeight);
+  return last >= rows() - NEAR_END;
+}
+
+// Lists the subjects containing the filter text (any case), a page at a
+// time as the server finds them.
+function applyFilter(force = false) {
+  const text = $('subject-filter').value.trim();
   if (text === filter && !force) return;
   filter = text;
   if (!text) {
@@ -206,28 +292,40 @@ async function applyFilter(force = false) {
     show();
     return;
   }
-  const own = requests.start();
-  matches = { text, subjects: [], read: 0, complete: false };
-  const current = matches;
+  matches = { text, subjects: [], next: null, complete: false };
   list.reset();
+  searchOn(matches);
+}
+
+// Goes on with the search of m while the list is short or its end is in
+// view, showing the matches as each page comes.
+async function searchOn(m) {
+  const own = requests.start();
   busy('Filtering…');
   try {
-    await readSubjects('/', own.signal, (depth, line, start, end) => {
-      const subject = subjectText(line, start, end);
-      current.read += 1;
-      if (subject.toLowerCase().includes(text)) current.subjects.push(subject);
-      if (current.read % 1024 === 0) show();
-    });
-    current.complete = true;
+    do {
+      const page = await searchSubjects('/', m.text, m.next, MATCH_PAGE, own.signal);
+      if (!requests.owns(own)) return;
+      for (const subject of page.subjects) m.subjects.push(subject);
+      m.next = page.next || null;
+      m.complete = m.next === null;
+      show();
+    } while (!m.complete && (m.subjects.length < SHORT || nearEnd()));
   } catch (error) {
-    if (!isAbort(error) && requests.owns(own)) showError($('subjects-error'), `Could not read subjects: ${errorMessage(error)}`);
+    if (!isAbort(error) && requests.owns(own)) showError($('subjects-error'), `Could not search subjects: ${errorMessage(error)}`);
   } finally {
     if (requests.owns(own)) {
       requests.finish(own);
-      if (!running()) done(current.complete ? `${current.subjects.length.toLocaleString('en-US')} subjects match.` : '');
+      if (!running()) done(m.complete ? matchText(m) : '');
     }
-    show();
   }
+}
+
+function matchText(m) {
+  const n = m.subjects.length;
+  const count = n.toLocaleString('en-US');
+  if (m.complete) return n === 1 ? '1 subject matches.' : `${count} subjects match.`;
+  return `${count} ${n === 1 ? 'match' : 'matches'} so far… (searched up to ${m.next})`;
 }
 
 function show() {
@@ -235,10 +333,10 @@ function show() {
   const n = rows();
   count.dataset.value = String(n);
   if (matches) {
-    const m = matches;
-    count.textContent = `${m.subjects.length.toLocaleString('en-US')} of ${m.read.toLocaleString('en-US')} subjects match${m.complete ? '' : ' so far'}`;
-  } else if (!running()) {
-    count.textContent = tree.root.hasChildren === false ? 'No subjects.' : `${n.toLocaleString('en-US')} shown`;
+    count.textContent = matchText(matches);
+  } else if (!running() && tree) {
+    const none = tree.roots.every((r) => r.hasChildren === false);
+    count.textContent = none ? 'No subjects.' : `${tree.shown().toLocaleString('en-US')} shown`;
   }
   list.setCount(n);
   list.refresh();
@@ -252,7 +350,7 @@ function busy(text) {
 }
 
 function progress(text) {
-  $('subjects-count').textContent = text;
+  if (!matches) $('subjects-count').textContent = text;
 }
 
 function done(status) {

@@ -337,6 +337,49 @@ func (b *Backend) Subjects(base string) store.StringIterator {
 	return &distinctIterator{it: it, err: err, space: spaceExact, skip: subjectSeparator, decode: decodeSubject}
 }
 
+// SubjectSeeker finds the subjects with events, base and below, on one
+// iterator over their exact index entries: a seek to <key> lands on the
+// first entry of the first subject whose tree key is key or follows it
+// (subjects are encoded as their tree keys, and key holds no 0x00).
+func (b *Backend) SubjectSeeker(base string) store.SubjectSeeker {
+	lower := []byte{spaceExact}
+	upper := []byte{spaceExact + 1}
+	if base != "/" {
+		lower = appendSubject([]byte{spaceExact}, base)
+		upper = append(append([]byte(nil), lower...), subjectSeparator+1)
+	}
+	it, err := b.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+	return &subjectSeeker{it: it, err: err}
+}
+
+// subjectSeeker is the store.SubjectSeeker of the Pebble backend.
+type subjectSeeker struct {
+	it   *pebble.Iterator
+	err  error
+	seek []byte
+}
+
+func (s *subjectSeeker) Seek(key string) (string, bool, error) {
+	if s.err != nil {
+		return "", false, s.err
+	}
+	s.seek = append(append(s.seek[:0], spaceExact), key...)
+	if !s.it.SeekGE(s.seek) {
+		return "", false, s.it.Error()
+	}
+	k := s.it.Key()
+	end := bytes.IndexByte(k, terminator)
+	if end < 0 {
+		s.err = &store.CorruptionError{Detail: fmt.Sprintf("malformed index key %q", k)}
+		return "", false, s.err
+	}
+	return decodeSubject(k[1:end]), true, nil
+}
+
+func (s *subjectSeeker) Close() error {
+	return errors.Join(s.err, closeIterator(&s.it))
+}
+
 // EventTypes iterates the types of written events, by skipping from one
 // type's index entries to the next type.
 func (b *Backend) EventTypes() store.StringIterator {
