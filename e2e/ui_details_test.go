@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bytes"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -293,6 +294,14 @@ func TestUIDetails(t *testing.T) {
 	b.eval(ddOf("memoryLimitBytes")+`.textContent`, &limit)
 	if limit != "none" {
 		t.Errorf("memoryLimitBytes without GOMEMLIMIT shows %q", limit)
+	}
+	// A cgroup memory limit the machine does not have is null: "none" too.
+	if r := inst.Do("GET", "/api/v1/diagnostics", harness.Token, ""); bytes.Contains(r.Body, []byte(`"cgroupMemoryLimit":null`)) {
+		var shown string
+		b.eval(ddOf("cgroupMemoryLimit")+`.textContent`, &shown)
+		if shown != "none" {
+			t.Errorf("cgroupMemoryLimit null shows %q", shown)
+		}
 	}
 	// The engine's levels (none in a store this small: the test gives some).
 	levels := regexp.MustCompile(`"levels":(null|\[[^\]]*\])`)

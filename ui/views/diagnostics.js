@@ -71,7 +71,7 @@ function entry(key, raw) {
   }
   if ((rows && !rows.length) || (raw === 'null' && /levels$/i.test(key))) return el('dd', { class: 'mono', text: 'none' });
   const unlimited = noLimit(key, raw);
-  return el('dd', { class: 'mono', text: unlimited ? 'none' : shown(key, raw), title: unlimited ? `${raw}: no limit` : undefined });
+  return el('dd', { class: 'mono', text: unlimited ? 'none' : shown(key, raw), title: unlimited && raw !== 'null' ? `${raw}: no limit` : undefined });
 }
 
 // The members of a JSON array of objects, or null for any other value.
@@ -86,10 +86,12 @@ function objects(raw) {
 }
 
 // Whether raw is a limit that limits nothing: Go reports "no memory limit"
-// as the largest int64; any limit of 2^62 or more is none in practice.
+// as the largest int64 (any limit of 2^62 or more is none in practice),
+// and a limit that is not set (no cgroup limit) is null.
 function noLimit(key, raw) {
-  if (!/limit/i.test(key) || !/^\d+$/.test(raw)) return false;
-  return BigInt(raw) >= 2n ** 62n;
+  if (!/limit/i.test(key)) return false;
+  if (raw === 'null') return true;
+  return /^\d+$/.test(raw) && BigInt(raw) >= 2n ** 62n;
 }
 
 function title(name) {
