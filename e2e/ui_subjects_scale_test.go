@@ -242,6 +242,7 @@ func TestUISubjectsScale(t *testing.T) {
 	}
 	// Scrolled to the end (again while the page's rows still arrive).
 	b.waitFor("the more row of /flat", `(() => { const v = document.querySelector('#subject-tree'); v.scrollTop = v.scrollHeight; return document.querySelector('#subject-tree [data-more="/flat"]'); })()`, 10*time.Second)
+	b.screenshot("subjects-million-more")
 	nextPage := b.measure("next page of /flat", `document.querySelector('#subject-tree [data-more="/flat"]').click()`,
 		`document.querySelector('#subject-tree [data-subject="`+flat[100]+`"]')`, 30*time.Second)
 	var posinset string
