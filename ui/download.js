@@ -9,8 +9,8 @@ import { postJSON } from './api.js';
 const POLL_MS = 400;
 const ENDED = new Set(['done', 'failed', 'cancelled', 'expired']);
 
-/** Whether a download status is final. */
-export function ended(status) {
+// Whether a download status is final.
+function ended(status) {
   return ENDED.has(status.state);
 }
 

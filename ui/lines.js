@@ -1,60 +1,22 @@
-// Spool keeps streamed bytes exactly as received in 4 MiB segments: a full
-// segment becomes a Blob (which the browser keeps outside the page, on disk
-// if it must) and its buffer takes the next segment, so a spool holds one
-// segment in the tab's memory however much it received.
-//
-// LineStore is a Spool of lines that can read them back, for display: it
-// keeps a few segments in memory and 8 bytes per line whatever the
-// result's size. Reading a line whose segment is not in memory starts
-// loading it and returns null; onLoad runs when it is there.
+// LineStore keeps streamed lines exactly as received, in 4 MiB segments,
+// and reads them back for display: a full segment becomes a Blob (which the
+// browser keeps outside the page, on disk if it must), and the store keeps
+// a few segments in memory and 8 bytes per line whatever the result's
+// size. Reading a line whose segment is not in memory starts loading it and
+// returns null; onLoad runs when it is there.
 const SEGMENT = 4 << 20;
 const RESIDENT = 6; // segments kept in memory, the one being filled included
 const decoder = new TextDecoder();
 
-export class Spool {
-  constructor() {
+export class LineStore {
+  constructor(onLoad = () => {}) {
+    this.onLoad = onLoad;
     this.clear();
   }
 
   clear() {
     this.segments = []; // { start, size, bytes, blob, loading }
     this.size = 0;
-    this.spare = null; // a sealed segment's buffer, for the next one
-  }
-
-  /** Appends bytes (never split over two segments) and returns their segment. */
-  append(bytes) {
-    let seg = this.segments[this.segments.length - 1];
-    if (!seg || seg.size + bytes.length > seg.bytes.length) {
-      if (seg) this.seal(seg);
-      const size = Math.max(SEGMENT, bytes.length);
-      const buffer = this.spare && this.spare.length >= size ? this.spare : new Uint8Array(size);
-      this.spare = null;
-      seg = { start: this.size, size: 0, bytes: buffer, blob: null, loading: null };
-      this.segments.push(seg);
-    }
-    seg.bytes.set(bytes, seg.size);
-    seg.size += bytes.length;
-    this.size += bytes.length;
-    return seg;
-  }
-
-  /** Turns a full segment into a Blob (a copy) and keeps its buffer for the next. */
-  seal(seg) {
-    seg.blob = new Blob([seg.bytes.subarray(0, seg.size)]);
-    this.spare = seg.bytes;
-    seg.bytes = null;
-  }
-}
-
-export class LineStore extends Spool {
-  constructor(onLoad = () => {}) {
-    super();
-    this.onLoad = onLoad;
-  }
-
-  clear() {
-    super.clear();
     this.starts = new Float64Array(1024); // byte offset of each line
     this.count = 0;
     this.resident = [];
@@ -63,9 +25,16 @@ export class LineStore extends Spool {
   /** Appends one line's bytes (its newline included, if any). */
   append(line) {
     const start = this.size;
-    const segments = this.segments.length;
-    const seg = super.append(line);
-    if (this.segments.length !== segments) this.#touch(seg);
+    let seg = this.segments[this.segments.length - 1];
+    if (!seg || seg.size + line.length > seg.bytes.length) { // a line is never split over two segments
+      if (seg) this.#seal(seg);
+      seg = { start: this.size, size: 0, bytes: new Uint8Array(Math.max(SEGMENT, line.length)), blob: null, loading: null };
+      this.segments.push(seg);
+      this.#touch(seg);
+    }
+    seg.bytes.set(line, seg.size);
+    seg.size += line.length;
+    this.size += line.length;
     if (this.count === this.starts.length) {
       const grown = new Float64Array(this.starts.length * 2);
       grown.set(this.starts);
@@ -73,7 +42,6 @@ export class LineStore extends Spool {
     }
     this.starts[this.count] = start;
     this.count += 1;
-    return seg;
   }
 
   /** Line i as text without its newline, or null while its segment loads. */
@@ -108,9 +76,8 @@ export class LineStore extends Spool {
     return this.segments[lo];
   }
 
-  // A sealed segment stays readable (its buffer is not reused) until #touch
-  // evicts it.
-  seal(seg) {
+  // A sealed segment stays readable until #touch evicts it.
+  #seal(seg) {
     seg.bytes = seg.bytes.subarray(0, seg.size);
     seg.blob = new Blob([seg.bytes]);
   }

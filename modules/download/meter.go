@@ -23,8 +23,8 @@ type Meter struct {
 	out      []byte
 	failed   bool
 	message  string
-	bytes    int64
-	lines    map[string]int64
+	bytes    int64            // passed so far
+	lines    map[string]int64 // passed so far, by type
 	lastHash string
 }
 
@@ -120,12 +120,10 @@ func (m *Meter) keep(line []byte) bool {
 // Error reports whether an error line came, and its message.
 func (m *Meter) Error() (string, bool) { return m.message, m.failed }
 
-// Take returns the bytes and lines passed since the last Take, and the
-// hash of the last event line so far.
-func (m *Meter) Take() (int64, map[string]int64, string) {
-	b, l := m.bytes, m.lines
-	m.bytes, m.lines = 0, nil
-	return b, l, m.lastHash
+// Counts returns the bytes and lines passed so far, by type, and the hash
+// of the last event line; the map is the meter's own, for reading only.
+func (m *Meter) Counts() (int64, map[string]int64, string) {
+	return m.bytes, m.lines, m.lastHash
 }
 
 // lineType is the type of an NDJSON line as the server writes it, or

@@ -25,7 +25,7 @@ func TestMeterSplitsAnywhere(t *testing.T) {
 			if file.String() != want {
 				t.Fatalf("cut at %d, %d: %q", cut, second, file.String())
 			}
-			n, lines, last := m.Take()
+			n, lines, last := m.Counts()
 			if n != int64(len(want)) || lines["event"] != 2 || lines["schema"] != 1 || lines["heartbeat"] != 0 || last != "bb" {
 				t.Fatalf("cut at %d, %d: %d bytes, %v, last hash %q", cut, second, n, lines, last)
 			}

@@ -266,17 +266,16 @@ func (d *Download) Answered(status int, headers map[string]string) {
 	}
 }
 
-// Sent records what a Meter let through since the last call.
-func (d *Download) Sent(bytes int64, lines map[string]int64, lastEventHash string) {
+// Sent records what m let through so far.
+func (d *Download) Sent(m *Meter) {
+	bytes, lines, lastEventHash := m.Counts()
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.status.Bytes += bytes
+	d.status.Bytes = bytes
 	for k, v := range lines {
-		d.status.Lines[k] += v
+		d.status.Lines[k] = v
 	}
-	if lastEventHash != "" {
-		d.status.LastEventHash = lastEventHash
-	}
+	d.status.LastEventHash = lastEventHash
 }
 
 // End records the end of a running download: Done when reason is empty,

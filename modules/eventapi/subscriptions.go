@@ -81,15 +81,6 @@ func (a *API) subscriptionError(name string, err error) error {
 	return a.StoreError(err)
 }
 
-// decodeBody reads and decodes a request body the lenient way.
-func decodeBody(r *http.Request, v any) error {
-	body, err := httpkit.ReadBody(r)
-	if err != nil {
-		return err
-	}
-	return httpkit.DecodeJSON(body, v)
-}
-
 // checkName returns the 400 error of an invalid subscription or consumer name.
 func checkName(name string) error {
 	if !subscriptions.ValidName(name) {
@@ -107,7 +98,7 @@ type createBody struct {
 // decodeCreate turns a create-subscription body into a definition.
 func decodeCreate(r *http.Request) (subscriptions.Definition, error) {
 	var body createBody
-	if err := decodeBody(r, &body); err != nil {
+	if err := httpkit.DecodeBody(r, &body); err != nil {
 		return subscriptions.Definition{}, err
 	}
 	if err := httpkit.CheckOptions(body.Options, subscriptions.OptionNames...); err != nil {
@@ -155,7 +146,7 @@ type nameBody struct {
 // decodeName reads a body that names a subscription into v (embedding
 // nameBody) and returns the name.
 func decodeName(r *http.Request, v any, name func() string) (string, error) {
-	if err := decodeBody(r, v); err != nil {
+	if err := httpkit.DecodeBody(r, v); err != nil {
 		return "", err
 	}
 	return name(), checkName(name())
@@ -243,7 +234,7 @@ func (a *API) subscriptionJSON(info subscriptions.Info) ([]byte, error) {
 
 func (a *API) readSubscriptions(w http.ResponseWriter, r *http.Request) {
 	var body struct{}
-	if err := decodeBody(r, &body); err != nil {
+	if err := httpkit.DecodeBody(r, &body); err != nil {
 		httpkit.WriteError(w, err)
 		return
 	}

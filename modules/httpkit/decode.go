@@ -31,6 +31,15 @@ func ReadBody(r *http.Request) ([]byte, error) {
 	return body, nil
 }
 
+// DecodeBody reads r's body and decodes it into v as DecodeJSON does.
+func DecodeBody(r *http.Request, v any) error {
+	body, err := ReadBody(r)
+	if err != nil {
+		return err
+	}
+	return DecodeJSON(body, v)
+}
+
 // DecodeJSON decodes a request body into v the lenient way of the API: an
 // empty or whitespace-only body and a literal null count as {}, field names
 // match case-insensitively, unknown fields are ignored, the last of duplicate

@@ -83,7 +83,7 @@ func (d *downloads) create(w http.ResponseWriter, r *http.Request) {
 		Body     json.RawMessage `json:"body"`
 		Filename string          `json:"filename"`
 	}
-	if err := decodeBody(r, &req); err != nil {
+	if err := httpkit.DecodeBody(r, &req); err != nil {
 		httpkit.WriteError(w, err)
 		return
 	}
@@ -138,7 +138,7 @@ func (d *downloads) status(w http.ResponseWriter, r *http.Request, of func(strin
 	var req struct {
 		Ticket string `json:"ticket"`
 	}
-	if err := decodeBody(r, &req); err != nil {
+	if err := httpkit.DecodeBody(r, &req); err != nil {
 		httpkit.WriteError(w, err)
 		return
 	}
@@ -148,14 +148,6 @@ func (d *downloads) status(w http.ResponseWriter, r *http.Request, of func(strin
 		return
 	}
 	httpkit.WriteJSON(w, s)
-}
-
-func decodeBody(r *http.Request, v any) error {
-	body, err := httpkit.ReadBody(r)
-	if err != nil {
-		return err
-	}
-	return httpkit.DecodeJSON(body, v)
 }
 
 // serve is GET /api/v1/download?ticket=…: the ticket's request, answered
@@ -264,7 +256,7 @@ func (f *fileWriter) Write(p []byte) (int, error) {
 			return 0, err
 		}
 	}
-	f.dl.Sent(f.meter.Take())
+	f.dl.Sent(&f.meter)
 	return len(p), nil
 }
 
@@ -290,7 +282,7 @@ func (f *fileWriter) finish(ctx, client context.Context) (cancelled bool, reason
 			f.writeErr = err
 		}
 	}
-	f.dl.Sent(f.meter.Take())
+	f.dl.Sent(&f.meter)
 	message, failed := f.meter.Error()
 	switch {
 	case f.status == 0:

@@ -13,7 +13,7 @@ export const PAGE = 100;
  * Reads a page of the children of subject after the child after (null:
  * from the first): { children: [{ subject, hasEvents, hasChildren }], next }.
  */
-export function readChildren(subject, after, signal) {
+function readChildren(subject, after, signal) {
   const body = { subject, limit: PAGE };
   if (after) body.after = after;
   return postJSON('/api/v1/read-subject-children', body, { signal });
