@@ -185,10 +185,6 @@ func (a *API) writeSubscription(w http.ResponseWriter, info subscriptions.Info) 
 
 // subscriptionJSON returns the read-subscription body of info.
 func (a *API) subscriptionJSON(info subscriptions.Info) ([]byte, error) {
-	lag, err := a.subs.Lag(info.Definition.Name)
-	if err != nil {
-		return nil, err
-	}
 	d := info.Definition
 	type consumer struct {
 		Consumer    string `json:"consumer"`
@@ -229,7 +225,7 @@ func (a *API) subscriptionJSON(info subscriptions.Info) ([]byte, error) {
 		Parked       int                       `json:"parked"`
 		Consumers    []consumer                `json:"consumers"`
 		Partitions   []partition               `json:"partitions"`
-	}{d.Name, d.Subject, d.Options.Wire(), info.CreatedAt.Format(time.RFC3339Nano), lag, info.InFlight, info.Parked, consumers, partitions})
+	}{d.Name, d.Subject, d.Options.Wire(), info.CreatedAt.Format(time.RFC3339Nano), info.Lag, info.InFlight, info.Parked, consumers, partitions})
 }
 
 func (a *API) readSubscriptions(w http.ResponseWriter, r *http.Request) {

@@ -27,6 +27,12 @@ func (m *Manager) Lag(name string) (uint64, error) {
 			return 0, m.missing(sub, err)
 		}
 	}
+	return m.lagLocked(sub)
+}
+
+// lagLocked is Lag for a caller that holds sub's lock and has read the
+// cursors of other nodes.
+func (m *Manager) lagLocked(sub *subscription) (uint64, error) {
 	view := m.store.View()
 	c := &sub.lag
 	if c.ahead != nil {

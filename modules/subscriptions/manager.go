@@ -479,6 +479,8 @@ type Info struct {
 	CreatedAt  time.Time
 	InFlight   int
 	Parked     int
+	// Lag is Manager.Lag, taken together with InFlight.
+	Lag        uint64
 	Consumers  []ConsumerInfo
 	Partitions []PartitionInfo
 }
@@ -644,7 +646,12 @@ func (m *Manager) info(sub *subscription) (Info, error) {
 	info.Consumers = consumers
 
 	var err error
-	info.Parked, err = m.countParked(sub.def.Name)
+	if info.Parked, err = m.countParked(sub.def.Name); err != nil {
+		return Info{}, err
+	}
+	// Under the same lock as the deliveries in flight: an event moves from
+	// the lag into flight only with it, so no event is missing from both.
+	info.Lag, err = m.lagLocked(sub)
 	return info, err
 }
 
