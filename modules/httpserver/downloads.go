@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"mime"
 	"net/http"
+	"os"
 	"regexp"
 	"strings"
 	"time"
@@ -175,6 +176,10 @@ func (d *downloads) serve(w http.ResponseWriter, r *http.Request) {
 		}
 	})()
 	req := dl.Request()
+	f := &fileWriter{ResponseWriter: w, dl: dl, name: req.Filename}
+	if b := httpkit.WriteBatchOf(r); b != nil { // a stream's batched writes fail there, not in f
+		ctx = httpkit.WithWriteBatch(ctx, &watchedBatch{WriteBatch: b, f: f})
+	}
 	inner, err := http.NewRequestWithContext(ctx, http.MethodPost, req.Route, bytes.NewReader(req.Body))
 	if err != nil {
 		dl.End(d.reg.Now(), false, "the request could not be made")
@@ -188,7 +193,6 @@ func (d *downloads) serve(w http.ResponseWriter, r *http.Request) {
 	inner.Header.Set("Content-Type", "application/json")
 	inner.RemoteAddr, inner.TLS, inner.Host = r.RemoteAddr, r.TLS, r.Host
 	inner.Proto, inner.ProtoMajor, inner.ProtoMinor = r.Proto, r.ProtoMajor, r.ProtoMinor
-	f := &fileWriter{ResponseWriter: w, dl: dl, name: req.Filename}
 	ended := false
 	defer func() {
 		if !ended { // the route's chain cut the answer off (http.ErrAbortHandler)
@@ -252,8 +256,7 @@ func (f *fileWriter) Write(p []byte) (int, error) {
 	}
 	if out := f.meter.Pass(p); len(out) > 0 {
 		if _, err := f.ResponseWriter.Write(out); err != nil {
-			f.writeErr = err
-			return 0, err
+			return 0, f.failed(err)
 		}
 	}
 	f.dl.Sent(&f.meter)
@@ -265,8 +268,26 @@ func (f *fileWriter) FlushError() error {
 	if f.status == 0 {
 		f.WriteHeader(http.StatusOK)
 	}
-	return http.NewResponseController(f.ResponseWriter).Flush()
+	return f.failed(http.NewResponseController(f.ResponseWriter).Flush())
 }
+
+// failed remembers the first error of sending the answer and returns err.
+func (f *fileWriter) failed(err error) error {
+	if err != nil && f.writeErr == nil {
+		f.writeErr = err
+	}
+	return err
+}
+
+// watchedBatch is the connection's write batch of a download, whose
+// failures its fileWriter learns.
+type watchedBatch struct {
+	httpkit.WriteBatch
+	f *fileWriter
+}
+
+func (b *watchedBatch) Flush() error   { return b.f.failed(b.WriteBatch.Flush()) }
+func (b *watchedBatch) Release() error { return b.f.failed(b.WriteBatch.Release()) }
 
 // Unwrap returns the connection's writer for http.ResponseController.
 func (f *fileWriter) Unwrap() http.ResponseWriter { return f.ResponseWriter }
@@ -278,9 +299,8 @@ func (f *fileWriter) finish(ctx, client context.Context) (cancelled bool, reason
 		return true, ""
 	}
 	if rest := f.meter.Rest(); len(rest) > 0 && f.writeErr == nil {
-		if _, err := f.ResponseWriter.Write(rest); err != nil {
-			f.writeErr = err
-		}
+		_, err := f.ResponseWriter.Write(rest)
+		f.failed(err)
 	}
 	f.dl.Sent(&f.meter)
 	message, failed := f.meter.Error()
@@ -289,15 +309,17 @@ func (f *fileWriter) finish(ctx, client context.Context) (cancelled bool, reason
 		return false, "the route sent no answer"
 	case f.status != http.StatusOK:
 		return false, strings.TrimSpace(string(f.errBody))
-	case client.Err() != nil:
+	}
+	if !failed {
+		_ = f.FlushError()
+	}
+	switch {
+	case errors.Is(f.writeErr, os.ErrDeadlineExceeded):
+		return false, "the browser stopped reading for too long"
+	case client.Err() != nil || f.writeErr != nil:
 		return false, "the browser closed the connection"
 	case failed:
 		return false, message
-	case f.writeErr != nil:
-		return false, "sending failed: " + f.writeErr.Error()
-	}
-	if err := http.NewResponseController(f.ResponseWriter).Flush(); err != nil {
-		return false, "sending failed: " + err.Error()
 	}
 	return false, ""
 }

@@ -316,3 +316,28 @@ func TestDownloadClientGone(t *testing.T) {
 		t.Errorf("status %+v", s)
 	}
 }
+
+// TestDownloadClientGoneWhileWriting: a browser that goes away while the
+// route writes (the route ends at its first failed write, without waiting
+// for the request's end) leaves a failed download, never a done one.
+func TestDownloadClientGoneWhileWriting(t *testing.T) {
+	f := newDownloadFixture(t)
+	ticket, url := f.ticket(t, `{"lines":5000000}`)
+	resp, err := http.Get(f.srv.URL + url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.ReadFull(resp.Body, make([]byte, 1<<20)); err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	s := f.status(t, ticket)
+	for s.State == download.Running && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+		s = f.status(t, ticket)
+	}
+	if s.State != download.Failed || s.Error != "the browser closed the connection" || s.Lines["row"] >= 5000000 {
+		t.Errorf("status %+v", s)
+	}
+}
