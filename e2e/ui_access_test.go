@@ -110,7 +110,7 @@ func TestUIAccess(t *testing.T) {
 		chromedp.WaitVisible(`#types-table tr[data-type="io.example.placed"]`, chromedp.ByQuery))
 	var registerDisabled bool
 	b.eval(`document.querySelector("#register-submit").disabled && document.querySelector("#register-type").disabled`, &registerDisabled)
-	if why := b.text("#register-denied"); !registerDisabled || !strings.Contains(why, "“schemas” grant") {
+	if why := b.text("#register-denied"); !registerDisabled || !strings.Contains(why, "“schemas” and “query” grants") {
 		t.Errorf("reader: register disabled %v, said %q", registerDisabled, why)
 	}
 	b.screenshot("access-types")

@@ -51,6 +51,9 @@ func TestGrants(t *testing.T) {
 	if !g.CanConsume("invoicer") || g.CanConsume("other") || g.CanQuery() || g.CanOperate() {
 		t.Error("names and flags")
 	}
+	if (Grants{Schemas: true}).Allows(httpkit.PermitSchemas) || !(Grants{Schemas: true, Query: true}).Allows(httpkit.PermitSchemas) {
+		t.Error("register-event-schema needs schemas and query")
+	}
 	if !(Grants{Consume: []string{"*"}}).CanConsume("any") {
 		t.Error(`consume "*"`)
 	}

@@ -94,15 +94,20 @@ func LoadTokens(cfg config.Config, log *zap.Logger) (*Tokens, error) {
 func (a *Authenticator) Tokens() *Tokens { return a.tokens.Load() }
 
 // Replace puts ts in force instead of the tokens before: requests that
-// come after it are checked against ts, and the streams of the tokens it
-// no longer holds end (Token.Revoked). It returns how many were removed.
+// come after it are checked against ts, and the streams (Watch) of the
+// tokens it no longer holds end, as do those of kept tokens that lost a
+// grant they need; the others expire at their token's new expiry. It
+// returns how many tokens were removed.
 func (a *Authenticator) Replace(ts *Tokens) int {
 	a.replacing.Lock()
 	defer a.replacing.Unlock()
 	removed := ts.carry(a.tokens.Load()) // before readers see ts
 	a.tokens.Store(ts)
+	for i := range ts.list {
+		ts.list[i].validity.update(ts.list[i].Grants, ts.list[i].Expires)
+	}
 	for _, t := range removed {
-		t.revoked.cancel(ErrTokenRevoked)
+		t.validity.remove()
 	}
 	return len(removed)
 }
@@ -152,7 +157,8 @@ func (a *Authenticator) Middleware(next http.Handler, perm httpkit.Permission, p
 			return
 		}
 		if !ts.static {
-			r = r.WithContext(context.WithValue(r.Context(), passedKey{}, passed{tok, a}))
+			p := &passed{tok: tok, a: a, needs: []Need{func(g Grants) bool { return g.Allows(perm) }}}
+			r = r.WithContext(context.WithValue(r.Context(), passedKey{}, p))
 		}
 		if !audited {
 			next.ServeHTTP(w, r)
@@ -208,7 +214,7 @@ func (a *Authenticator) forbid(w http.ResponseWriter, r *http.Request, tok *Toke
 // route calls it when the request's subjects or subscription lie beyond
 // the grants of its token (GrantsOf).
 func Refuse(w http.ResponseWriter, r *http.Request) {
-	if p, ok := r.Context().Value(passedKey{}).(passed); ok {
+	if p, ok := r.Context().Value(passedKey{}).(*passed); ok {
 		p.a.forbid(w, r, p.tok)
 		return
 	}
@@ -226,19 +232,23 @@ func (a *Authenticator) audit(tok *Token, r *http.Request, status int, start tim
 }
 
 // passedKey is the context key of what the Middleware learned of a
-// request: its token, and the Authenticator that checked it.
+// request: its token, the Authenticator that checked it, and the needs
+// it was allowed by (the route's permission, then those of Allowed).
 type passedKey struct{}
 
 type passed struct {
-	tok *Token
-	a   *Authenticator
+	tok   *Token
+	a     *Authenticator
+	needs []Need // appended by the request's handler goroutine alone
 }
 
 // TokenOf returns the token of a request that passed the Middleware, or
 // nil (a public route, or a handler called without the Middleware).
 func TokenOf(ctx context.Context) *Token {
-	p, _ := ctx.Value(passedKey{}).(passed)
-	return p.tok
+	if p, ok := ctx.Value(passedKey{}).(*passed); ok {
+		return p.tok
+	}
+	return nil
 }
 
 // GrantsOf returns the grants of the token of a request that passed the

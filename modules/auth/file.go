@@ -88,7 +88,7 @@ func (ft fileToken) resolved(dir string) string {
 
 // token returns the Token of ft, whose token file is read relative to dir.
 func (ft fileToken) token(dir string) (Token, error) {
-	t := Token{Name: ft.Name, Grants: ft.Grants, revoked: newRevocation()}
+	t := Token{Name: ft.Name, Grants: ft.Grants}
 	if !validName.MatchString(ft.Name) {
 		return t, errors.New("the name must be 1 to 64 of A-Z a-z 0-9 . _ -")
 	}

@@ -41,7 +41,7 @@ func (g Grants) Allows(p httpkit.Permission) bool {
 	case httpkit.PermitWrite:
 		return len(g.Write) > 0
 	case httpkit.PermitSchemas:
-		return g.Schemas
+		return g.Schemas && g.Query // registration tells about every event of the type
 	case httpkit.PermitConsume:
 		return len(g.Consume) > 0
 	case httpkit.PermitConsumeOrOperate:

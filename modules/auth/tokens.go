@@ -1,11 +1,9 @@
 package auth
 
 import (
-	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -18,29 +16,9 @@ type Token struct {
 	Grants  Grants
 	Expires time.Time // zero: never
 	digest  [sha256.Size]byte
-	// revoked ends when a reload removes the token (Authenticator.Replace);
-	// the same token kept by a reload keeps it.
-	revoked *revocation
-}
-
-// revocation is the end of a token's validity, shared by the versions of
-// the token that reloads keep.
-type revocation struct {
-	ctx    context.Context
-	cancel context.CancelCauseFunc
-}
-
-// ErrTokenRevoked is the cause of Revoked's end.
-var ErrTokenRevoked = errors.New("token revoked")
-
-// Revoked returns a context that ends, with the cause ErrTokenRevoked,
-// when a reload removes the token: the streams of the token end then.
-func (t *Token) Revoked() context.Context { return t.revoked.ctx }
-
-// newRevocation returns a revocation not yet ended.
-func newRevocation() *revocation {
-	ctx, cancel := context.WithCancelCause(context.Background())
-	return &revocation{ctx: ctx, cancel: cancel}
+	// validity is watched by the token's streams (Watch); the same token
+	// kept by a reload keeps it (Tokens.carry).
+	validity *validity
 }
 
 // Expired reports whether t expired at now.
@@ -60,7 +38,7 @@ type Tokens struct {
 // SingleToken returns the tokens of --api-token: one, named api-token,
 // that may do everything.
 func SingleToken(token string) *Tokens {
-	ts := &Tokens{list: []Token{{Name: "api-token", Grants: AllGrants, digest: sha256.Sum256([]byte(token)), revoked: newRevocation()}}}
+	ts := &Tokens{list: []Token{{Name: "api-token", Grants: AllGrants, digest: sha256.Sum256([]byte(token))}}}
 	return ts.index()
 }
 
@@ -89,7 +67,7 @@ func TokenLines(text string) (*Tokens, error) {
 			return nil, fmt.Errorf("line %d repeats an earlier token", i+1)
 		}
 		seen[d] = true
-		ts.list = append(ts.list, Token{Name: fmt.Sprintf("api-token-%d", i+1), Grants: AllGrants, digest: d, revoked: newRevocation()})
+		ts.list = append(ts.list, Token{Name: fmt.Sprintf("api-token-%d", i+1), Grants: AllGrants, digest: d})
 	}
 	return ts.index(), nil
 }
@@ -132,12 +110,13 @@ func (ts *Tokens) find(d [sha256.Size]byte) int {
 	return match
 }
 
-// index lays the digests out as words, side by side, for find, and
-// returns ts; the constructors call it last.
+// index lays the digests out as words, side by side, for find, gives
+// each token its validity, and returns ts; the constructors call it last.
 func (ts *Tokens) index() *Tokens {
 	ts.words = make([][4]uint64, len(ts.list))
 	for i := range ts.list {
 		ts.words[i] = words(ts.list[i].digest)
+		ts.list[i].validity = newValidity(ts.list[i].Grants, ts.list[i].Expires)
 	}
 	return ts
 }
@@ -149,16 +128,17 @@ func words(d [sha256.Size]byte) [4]uint64 {
 }
 
 // carry gives the tokens of ts that old holds too (the same token) old's
-// revocation, and returns those of old that ts does not hold: they are
-// revoked.
+// validity, and returns those of old that ts does not hold: they are
+// revoked. The caller puts ts's grants and expiry in force on the
+// validities kept (validity.update) once ts is in force.
 func (ts *Tokens) carry(old *Tokens) (removed []*Token) {
-	kept := map[[sha256.Size]byte]*revocation{}
+	kept := map[[sha256.Size]byte]*validity{}
 	for i := range old.list {
-		kept[old.list[i].digest] = old.list[i].revoked
+		kept[old.list[i].digest] = old.list[i].validity
 	}
 	for i := range ts.list {
-		if r, ok := kept[ts.list[i].digest]; ok {
-			ts.list[i].revoked = r
+		if v, ok := kept[ts.list[i].digest]; ok {
+			ts.list[i].validity = v
 			delete(kept, ts.list[i].digest)
 		}
 	}

@@ -14,7 +14,7 @@ import (
 )
 
 // TestWatcherReadsTheTokenFileAgain changes an --api-token-file: a reload
-// puts its tokens in force, ends the revoked token's Revoked context and
+// puts its tokens in force, marks the removed token removed and
 // keeps the kept one's; an empty version is refused and changes nothing.
 func TestWatcherReadsTheTokenFileAgain(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "token")
@@ -40,13 +40,13 @@ func TestWatcherReadsTheTokenFileAgain(t *testing.T) {
 	write("old-token-0123456789-0123456789-01\nnew-token-0123456789-0123456789-01\n")
 	w.Reload()
 	kept, _ := a.Tokens().Identify("Bearer old-token-0123456789-0123456789-01")
-	if tok, _ := a.Tokens().Identify("Bearer new-token-0123456789-0123456789-01"); tok == nil || kept == nil || kept.Revoked() != old.Revoked() {
+	if tok, _ := a.Tokens().Identify("Bearer new-token-0123456789-0123456789-01"); tok == nil || kept == nil || kept.validity != old.validity {
 		t.Fatalf("after adding a line: new %v, old kept %v", tok, kept)
 	}
 	write("new-token-0123456789-0123456789-01\n")
 	w.Reload()
-	if tok, _ := a.Tokens().Identify("Bearer old-token-0123456789-0123456789-01"); tok != nil || old.Revoked().Err() == nil {
-		t.Fatalf("the removed token: %v, revoked %v", tok, old.Revoked().Err())
+	if tok, _ := a.Tokens().Identify("Bearer old-token-0123456789-0123456789-01"); tok != nil || !old.validity.removed {
+		t.Fatalf("the removed token: %v, removed %v", tok, old.validity.removed)
 	}
 	write("  \n")
 	w.Reload()

@@ -39,7 +39,7 @@ func (a *API) writeEvents(w http.ResponseWriter, r *http.Request) {
 		httpkit.WriteError(w, err)
 		return
 	}
-	if g := auth.GrantsOf(r.Context()); !mayWrite(g, candidates, preconditions) || acknowledge != nil && !g.CanConsume(acknowledge.Subscription) {
+	if !auth.Allowed(r.Context(), writeNeed(candidates, preconditions)) || acknowledge != nil && !auth.Allowed(r.Context(), consumeNeed(acknowledge.Subscription)) {
 		auth.Refuse(w, r)
 		return
 	}
@@ -102,7 +102,7 @@ func (a *API) readEvents(w http.ResponseWriter, r *http.Request) {
 		httpkit.WriteError(w, err)
 		return
 	}
-	if !mayRead(auth.GrantsOf(r.Context()), opts.Subject, opts.FromLatest) {
+	if !auth.Allowed(r.Context(), readNeed(opts.Subject, opts.FromLatest)) {
 		auth.Refuse(w, r)
 		return
 	}

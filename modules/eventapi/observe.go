@@ -78,7 +78,7 @@ func (a *API) observeEvents(w http.ResponseWriter, r *http.Request) {
 		httpkit.WriteError(w, err)
 		return
 	}
-	if !mayRead(auth.GrantsOf(r.Context()), opts.Subject, opts.FromLatest) {
+	if !auth.Allowed(r.Context(), readNeed(opts.Subject, opts.FromLatest)) {
 		auth.Refuse(w, r)
 		return
 	}

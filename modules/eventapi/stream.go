@@ -25,12 +25,13 @@ type lineStream struct {
 	*httpkit.Stream
 	ctx context.Context
 	// stopping is closed when the stream must end early: the service
-	// stops, or its token was revoked (ending says which).
+	// stops, or its token expired or was revoked (ending's cause says
+	// which).
 	stopping <-chan struct{}
 	ending   context.Context
 	release  context.CancelCauseFunc // of ending
 	unwatch  func() bool             // ends the watch for the stop
-	unrevoke func() bool             // ends the watch for the token's revocation
+	untoken  func()                  // ends the watch of the token (auth.Watch)
 	buf      []byte                  // scratch of line
 }
 
@@ -42,27 +43,27 @@ func (a *API) startStream(w http.ResponseWriter, r *http.Request) *lineStream {
 	ending, end := context.WithCancelCause(a.stopping)
 	s := &lineStream{Stream: httpkit.StartStream(w, r), ctx: r.Context(), stopping: ending.Done(), ending: ending, release: end}
 	s.unwatch = context.AfterFunc(a.stopping, func() { s.EndBy(time.Now().Add(httpkit.StopGrace)) })
-	s.unrevoke = func() bool { return false }
-	if tok := auth.TokenOf(r.Context()); tok != nil {
-		s.unrevoke = context.AfterFunc(tok.Revoked(), func() { end(auth.ErrTokenRevoked) })
-	}
+	s.untoken = auth.Watch(r.Context(), end)
 	return s
 }
 
 // end releases the stream when its handler is done.
 func (s *lineStream) end() {
 	s.unwatch()
-	s.unrevoke()
+	s.untoken()
 	s.release(nil)
 	s.Finish()
 }
 
 // endEarly writes the error line of why the stream ends before its time
-// (stopping was closed): its token was revoked, or the service stops.
+// (stopping was closed): its token expired or was revoked, or the service
+// stops.
 func (s *lineStream) endEarly() {
-	if s.ending != nil && errors.Is(context.Cause(s.ending), auth.ErrTokenRevoked) {
-		s.Error(auth.ErrTokenRevoked.Error())
-		return
+	if s.ending != nil {
+		if cause := context.Cause(s.ending); errors.Is(cause, auth.ErrTokenRevoked) || errors.Is(cause, auth.ErrTokenExpired) {
+			s.Error(cause.Error())
+			return
+		}
 	}
 	s.Error(httpkit.ErrShuttingDown.Message)
 }

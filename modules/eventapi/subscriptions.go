@@ -159,7 +159,7 @@ func (a *API) readSubscription(w http.ResponseWriter, r *http.Request) {
 		httpkit.WriteError(w, err)
 		return
 	}
-	if g := auth.GrantsOf(r.Context()); !g.CanConsume(name) && !g.CanOperate() {
+	if !auth.Allowed(r.Context(), func(g auth.Grants) bool { return g.CanConsume(name) || g.CanOperate() }) {
 		auth.Refuse(w, r)
 		return
 	}
@@ -330,7 +330,7 @@ func (a *API) settleHandler(action subscriptions.Action, key string) http.Handle
 			httpkit.WriteError(w, err)
 			return
 		}
-		if !auth.GrantsOf(r.Context()).CanConsume(name) {
+		if !auth.Allowed(r.Context(), consumeNeed(name)) {
 			auth.Refuse(w, r)
 			return
 		}
@@ -448,7 +448,7 @@ func (a *API) consumeSubscription(w http.ResponseWriter, r *http.Request) {
 		httpkit.WriteError(w, err)
 		return
 	}
-	if !auth.GrantsOf(r.Context()).CanConsume(name) {
+	if !auth.Allowed(r.Context(), consumeNeed(name)) {
 		auth.Refuse(w, r)
 		return
 	}

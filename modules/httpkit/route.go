@@ -60,7 +60,9 @@ const (
 	PermitQuery
 	// PermitWrite: a write grant (write-events).
 	PermitWrite
-	// PermitSchemas: the schemas grant (register-event-schema).
+	// PermitSchemas: the schemas grant together with query
+	// (register-event-schema, whose answer tells about the events of the
+	// type it checks).
 	PermitSchemas
 	// PermitConsume: a consume grant (consume-subscription, the settles).
 	PermitConsume

@@ -100,7 +100,7 @@ func (d *downloads) create(w http.ResponseWriter, r *http.Request) {
 		}
 		name = req.Filename
 	}
-	if !auth.GrantsOf(r.Context()).Allows(d.perms[req.Route]) {
+	if perm := d.perms[req.Route]; !auth.Allowed(r.Context(), func(g auth.Grants) bool { return g.Allows(perm) }) {
 		auth.Refuse(w, r)
 		return
 	}

@@ -13,12 +13,12 @@ let readOnly = false; // the service's mode, as the health report said last
 let modeCheck = 0;
 let registering = false; // a registration is under way: its button stays disabled
 
-const NO_GRANT = 'This token may not register schemas: that needs the “schemas” grant.';
+const NO_GRANT = 'This token may not register schemas: that needs the “schemas” and “query” grants, since a registration checks every event of the type.';
 const READ_ONLY = 'The service is in read-only mode: it refuses schema registrations until it is restarted without --read-only.';
 
 function offerRegister() {
   const reasons = [];
-  if (!access.has('schemas')) reasons.push(NO_GRANT);
+  if (!access.has('schemas') || !access.has('query')) reasons.push(NO_GRANT);
   if (readOnly) reasons.push(READ_ONLY);
   offer($('register'), reasons.length === 0, reasons.join(' '));
   if (registering) $('register-submit').disabled = true;
