@@ -120,12 +120,18 @@ func (b *browser) text(sel string) string {
 	return strings.TrimSpace(s)
 }
 
-// attr returns an attribute of the first element matching sel.
+// attr returns an attribute of the first element matching sel, once
+// there is one, as the page has it now ("" when it has none). It asks the
+// page, never chromedp's copy of the DOM (chromedp.AttributeValue): that
+// copy takes the page's DOM events in a goroutine of its own, behind the
+// answers to commands, so right after a click it may still hold the value
+// from before (seen under load: a toggle's aria-pressed read as "false"
+// after the click that pressed it).
 func (b *browser) attr(sel, name string) string {
 	b.t.Helper()
 	var s string
-	var ok bool
-	b.run("attribute "+name+" of "+sel, chromedp.AttributeValue(sel, name, &s, &ok, chromedp.ByQuery))
+	b.run("attribute "+name+" of "+sel, chromedp.WaitReady(sel, chromedp.ByQuery),
+		chromedp.Evaluate(`document.querySelector(`+strconv.Quote(sel)+`)?.getAttribute(`+strconv.Quote(name)+`) ?? ""`, &s))
 	return s
 }
 
