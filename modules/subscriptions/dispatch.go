@@ -241,10 +241,20 @@ func (sub *subscription) read(view *store.View, from, to uint64, visit func(part
 }
 
 func (sub *subscription) token(p *Partition, d Delivery) Token {
-	return Token{Subscription: sub.def.Name, Partition: p.Index, Epoch: p.Epoch, EventID: d.EventID, Attempt: d.Attempt}
+	return Token{Subscription: sub.def.Name, Incarnation: sub.incarnation(), Partition: p.Index, Epoch: p.Epoch, EventID: d.EventID, Attempt: d.Attempt}
 }
 
 func parkChange(name string, partition int, pk Parked) store.Change {
 	return store.Change{Space: spaceParked, Key: parkedKey(name, pk.EventID),
 		Value: mustJSON(parkedRecord{Partition: partition, Attempts: pk.Attempts, At: pk.At.UTC(), Reason: pk.Reason}), Expect: store.AnyVersion}
+}
+
+// incarnation tells sub apart from the subscriptions of its name before
+// and after it (Token.Incarnation).
+func (sub *subscription) incarnation() uint64 { return uint64(sub.createdAt.UnixNano()) }
+
+// names reports whether t names a delivery of sub: its name and
+// incarnation, and one of its partitions.
+func (sub *subscription) names(t Token) bool {
+	return t.Subscription == sub.def.Name && t.Incarnation == sub.incarnation() && t.Partition < len(sub.parts)
 }

@@ -296,11 +296,11 @@ func (m *Manager) Delete(ctx context.Context, name string) error {
 		}
 	}
 	r := store.Request{Changes: changes}
-	if m.shared != nil { // another node may have deleted it
+	if m.shared != nil { // another node may have deleted it, or created it again
 		r.Check = func(g *store.Group) error {
-			_, found, err := g.State(spaceDefinitions, name)
-			if err == nil && !found {
-				err = ErrNotFound
+			err := sub.checkStored(g)
+			if errors.Is(err, errPartitionGone) {
+				return ErrNotFound
 			}
 			return err
 		}
@@ -453,6 +453,13 @@ func (sub *subscription) commitSettles(ctx context.Context, s *store.Store, r st
 	var next map[int]partitionRecord
 	if remote != nil {
 		next = sub.fenced(&r, parts, saved, changed, remote)
+		own := r.Check
+		r.Check = func(g *store.Group) error { // never into the records of another incarnation
+			if err := sub.checkStored(g); err != nil || own == nil {
+				return err
+			}
+			return own(g)
+		}
 		for i, p := range parts {
 			if remote[i] { // copies of what others hold stay as stored
 				*sub.parts[p] = saved[i].clone(Partition{})

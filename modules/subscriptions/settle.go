@@ -62,7 +62,18 @@ type Settled struct {
 // Without events it goes on in read-only mode. It fails with ErrNotFound,
 // ErrNotHeld, the errors of store.Commit, or ctx's error.
 func (m *Manager) Settle(ctx context.Context, s Settle) (Settled, error) {
-	sub, err := m.lookup(s.Subscription)
+	out, err := m.settle(ctx, s)
+	if errors.Is(err, ErrNotFound) && m.shared != nil {
+		// The subscription known here was deleted on another node, maybe
+		// created again: its tokens are stale then, so look again.
+		out, err = m.settle(ctx, s)
+	}
+	return out, err
+}
+
+// settle is Settle once.
+func (m *Manager) settle(ctx context.Context, s Settle) (Settled, error) {
+	sub, err := m.lookupTokens(s.Subscription, s.Tokens)
 	if err != nil {
 		return Settled{}, err
 	}
@@ -74,7 +85,7 @@ func (m *Manager) Settle(ctx context.Context, s Settle) (Settled, error) {
 	var parts []int
 	seen := map[int]bool{}
 	for _, t := range s.Tokens {
-		if t.Subscription == s.Subscription && t.Partition < len(sub.parts) && !seen[t.Partition] {
+		if sub.names(t) && !seen[t.Partition] {
 			seen[t.Partition] = true
 			parts = append(parts, t.Partition)
 		}
@@ -111,6 +122,26 @@ func (m *Manager) Settle(ctx context.Context, s Settle) (Settled, error) {
 	return out, nil
 }
 
+// lookupTokens is lookup for a settle of tokens. On a shared backend a
+// token of another incarnation than the subscription this node knows by
+// the name may be of one that another node created since, deleting the
+// one known here: the node reads the definitions again first.
+func (m *Manager) lookupTokens(name string, tokens []Token) (*subscription, error) {
+	sub, err := m.lookup(name)
+	if err != nil || m.shared == nil {
+		return sub, err
+	}
+	for _, t := range tokens {
+		if t.Subscription == name && t.Incarnation != sub.incarnation() {
+			if err := m.syncDefinitions(); err != nil {
+				return nil, err
+			}
+			return m.lookup(name)
+		}
+	}
+	return sub, nil
+}
+
 // retryFenced runs fn, which commits changes of the partitions parts of
 // sub, and on a shared backend reads those partitions again first if
 // another node changed them or holds them (a partition this node holds
@@ -132,6 +163,9 @@ func (m *Manager) retryFenced(ctx context.Context, sub *subscription, parts []in
 			}
 		}
 		err := fn()
+		if errors.Is(err, errPartitionGone) {
+			return m.missing(sub, err)
+		}
 		if !errors.Is(err, errFenced) {
 			return err
 		}
@@ -172,7 +206,7 @@ func (m *Manager) settleFunc(sub *subscription, s Settle, out *Settled) func() (
 	return func() ([]store.Change, error) {
 		var extra []store.Change
 		for _, t := range s.Tokens {
-			if t.Subscription != s.Subscription || t.Partition >= len(sub.parts) {
+			if !sub.names(t) {
 				out.Stale = append(out.Stale, t)
 				continue
 			}

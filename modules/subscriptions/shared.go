@@ -322,3 +322,25 @@ func (m *Manager) partitionRecords(sub *subscription) ([]partitionRecord, error)
 	}
 	return recs, nil
 }
+
+// checkStored is the Check of a commit of sub on a shared backend: it
+// fails with errPartitionGone when the stored definition of sub's name is
+// gone or is of another incarnation (deleted, and maybe created again, on
+// another node), so that nothing is written into the records of another
+// incarnation.
+func (sub *subscription) checkStored(g *store.Group) error {
+	r, found, err := g.State(spaceDefinitions, sub.def.Name)
+	if err != nil {
+		return err
+	}
+	if found {
+		var dr definitionRecord
+		if err := json.Unmarshal(r.Value, &dr); err != nil {
+			return fmt.Errorf("subscription %s: %w", sub.def.Name, err)
+		}
+		if dr.CreatedAt.Equal(sub.createdAt) {
+			return nil
+		}
+	}
+	return fmt.Errorf("subscription %s: %w", sub.def.Name, errPartitionGone)
+}

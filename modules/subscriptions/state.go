@@ -234,13 +234,14 @@ func (p *Partition) NextDue() (time.Time, bool) {
 
 // find returns the list (the deliveries in flight, or the replays) and the
 // index in it of the delivery of t, or nil when t is stale: of another
-// epoch, or of an event not in flight (settled, or never delivered).
+// epoch, of an event not in flight (settled, or never delivered), or of
+// another attempt than the one in flight.
 func (p *Partition) find(t Token) (*[]Delivery, int) {
 	if t.Epoch != p.Epoch {
 		return nil, -1
 	}
 	for _, list := range []*[]Delivery{&p.inFlight, &p.replays} {
-		if i, found := searchDeliveries(*list, t.EventID); found {
+		if i, found := searchDeliveries(*list, t.EventID); found && (*list)[i].Attempt == t.Attempt {
 			return list, i
 		}
 	}

@@ -128,10 +128,15 @@ func TestMoveFencesTheOldOwnerAndSendsAgainInOrder(t *testing.T) {
 		t.Fatalf("sent again to the new owner, with the same attempt: %v", again)
 	}
 	// The acknowledge timeout kept running: at its end the attempt rises.
-	if late, _ := p.Due(t0.Add(p.opts.AcknowledgeTimeout), all); len(late) != 2 || late[0].Attempt != 2 {
+	late, _ := p.Due(t0.Add(p.opts.AcknowledgeTimeout), all)
+	if len(late) != 2 || late[0].Attempt != 2 {
 		t.Fatalf("after the timeout: %v", late)
 	}
-	if !p.Acknowledge(tokenOf(p, again[1])) || p.Floor() != 3 {
+	// Its token of attempt 1 is stale now; that of attempt 2 settles.
+	if p.Acknowledge(tokenOf(p, again[1])) {
+		t.Fatal("the token of an attempt sent again settled")
+	}
+	if !p.Acknowledge(tokenOf(p, late[1])) || p.Floor() != 3 {
 		t.Fatalf("the new owner's token: floor %d", p.Floor())
 	}
 }
