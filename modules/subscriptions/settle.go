@@ -109,6 +109,9 @@ func (m *Manager) settle(ctx context.Context, s Settle) (Settled, error) {
 	if err != nil {
 		return Settled{}, err
 	}
+	if out.Done > 0 {
+		sub.wakeSettled(parts, s.Action == Retry, m.store.Durable())
+	}
 	switch s.Action {
 	case Acknowledge:
 		sub.outcomes.Acknowledged += uint64(out.Done)
@@ -120,6 +123,25 @@ func (m *Manager) settle(ctx context.Context, s Settle) (Settled, error) {
 	sub.outcomes.Stale += uint64(len(out.Stale))
 	out.Records = records
 	return out, nil
+}
+
+// wakeSettled wakes the consumers of this node that hold partitions of
+// parts that a settle changed so that their next poll is not the one they
+// wait for: a retry moves when a delivery is due (their timers are set
+// for the due time before it), and an acknowledgement or a park may free
+// room in a full window for events stored meanwhile. A log of count
+// events; the caller holds sub.mu.
+func (sub *subscription) wakeSettled(parts []int, retried bool, count uint64) {
+	now := sub.now()
+	for _, p := range parts {
+		owner := sub.parts[p].Owner
+		if owner == "" || sub.remote(p) {
+			continue
+		}
+		if retried || sub.work([]int{p}, now, count) {
+			sub.wake(owner)
+		}
+	}
 }
 
 // lookupTokens is lookup for a settle of tokens. On a shared backend a
