@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -127,5 +128,43 @@ func TestAccessStreamsEnd(t *testing.T) {
 			t.Fatal("the observe of /public did not deliver /public/2")
 		}
 		break
+	}
+}
+
+// TestAccessSubscriptionMetrics: the series of a subscription in health's
+// metrics go only to tokens that may read it (consume of it, or operate)
+// and to a token with the metrics grant; every other series goes to all.
+func TestAccessSubscriptionMetrics(t *testing.T) {
+	inst := startWithAccessFile(t, "scraper", "{metrics: true}", "nobody", "{}")
+	for _, name := range []string{"billing", "shipping"} {
+		if r := inst.Do("POST", "/api/v1/create-subscription", accessToken("admin"), `{"subscription":"`+name+`","subject":"/orders"}`); r.StatusCode != 200 {
+			t.Fatalf("create %s: %d %s", name, r.StatusCode, r.Body)
+		}
+	}
+	for _, c := range []struct {
+		token string
+		sees  []string
+	}{
+		{"nobody", nil},
+		{"reader", nil},
+		{"consumer", []string{"billing"}},
+		{"operator", []string{"billing", "shipping"}},
+		{"scraper", []string{"billing", "shipping"}},
+		{"admin", []string{"billing", "shipping"}},
+	} {
+		r := inst.Do("GET", "/api/v1/health?format=openmetrics", accessToken(c.token), "")
+		body := string(r.Body)
+		if r.StatusCode != 200 || !strings.HasSuffix(body, "# EOF\n") || !strings.Contains(body, "eventstore_build_info") {
+			t.Fatalf("%s: metrics %d, without the series every token sees:\n%s", c.token, r.StatusCode, body)
+		}
+		for _, name := range []string{"billing", "shipping"} {
+			shown := strings.Contains(body, `subscription="`+name+`"`)
+			if want := slices.Contains(c.sees, name); shown != want {
+				t.Errorf("%s: the series of %s shown %v, want %v", c.token, name, shown, want)
+			}
+		}
+		if len(c.sees) == 0 && strings.Contains(body, "eventstore_subscription_") {
+			t.Errorf("%s: a family of subscription series without one is listed", c.token)
+		}
 	}
 }

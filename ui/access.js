@@ -63,7 +63,7 @@ export function describe() {
   if (g.admin) return 'admin (everything)';
   const parts = [];
   for (const name of ['read', 'write', 'consume']) if (list(name).length) parts.push(`${name} ${list(name).join(', ')}`);
-  for (const name of ['query', 'schemas', 'operate']) if (g[name] === true) parts.push(name);
+  for (const name of ['query', 'schemas', 'operate', 'metrics']) if (g[name] === true) parts.push(name);
   return parts.join('; ') || 'nothing but health';
 }
 

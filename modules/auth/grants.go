@@ -18,7 +18,10 @@ type Grants struct {
 	Schemas bool     `yaml:"schemas,omitempty" json:"schemas,omitempty"`
 	Consume []string `yaml:"consume,omitempty" json:"consume,omitempty"`
 	Operate bool     `yaml:"operate,omitempty" json:"operate,omitempty"`
-	Admin   bool     `yaml:"admin,omitempty" json:"admin,omitempty"`
+	// Metrics shows the series of every subscription in the metrics of
+	// health, and grants nothing else: a scrape token's grant.
+	Metrics bool `yaml:"metrics,omitempty" json:"metrics,omitempty"`
+	Admin   bool `yaml:"admin,omitempty" json:"admin,omitempty"`
 }
 
 // AllGrants are the grants of a token that may do everything: the token
@@ -67,6 +70,13 @@ func (g Grants) CanQuery() bool { return g.Admin || g.Query }
 // name.
 func (g Grants) CanConsume(name string) bool {
 	return g.Admin || slices.Contains(g.Consume, "*") || slices.Contains(g.Consume, name)
+}
+
+// CanSeeSubscriptionMetrics reports whether the metrics shown to g hold
+// the series of the subscription name ("*": of every one): with metrics,
+// or with what read-subscription of it needs (consume of it, or operate).
+func (g Grants) CanSeeSubscriptionMetrics(name string) bool {
+	return g.Metrics || g.CanOperate() || g.CanConsume(name)
 }
 
 // CanOperate reports whether g may operate the store.

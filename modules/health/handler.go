@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 
+	"github.com/eventstore-service/eventstore/modules/auth"
 	"github.com/eventstore-service/eventstore/modules/httpkit"
 	"github.com/eventstore-service/eventstore/modules/metrics"
 )
@@ -24,9 +25,9 @@ func NewRoute(reporter *Reporter, exposition *metrics.Exposition) httpkit.Route 
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			switch format := r.URL.Query().Get("format"); {
 			case format == "openmetrics":
-				exposition.ServeOpenMetrics(w, r)
+				exposition.ServeOpenMetrics(w, r, hiddenFrom(r))
 			case format == "" && metrics.IsScrape(r):
-				exposition.ServeNegotiated(w, r)
+				exposition.ServeNegotiated(w, r, hiddenFrom(r))
 			case format == "" || format == "rfc":
 				writeReport(w, reporter.Report(r.Context()))
 			default:
@@ -35,6 +36,17 @@ func NewRoute(reporter *Reporter, exposition *metrics.Exposition) httpkit.Route 
 			}
 		}),
 	}
+}
+
+// hiddenFrom returns the series the metrics leave out for the token of r:
+// those of the subscriptions whose figures it may not read (docs/api.md
+// §1.2a).
+func hiddenFrom(r *http.Request) metrics.Hide {
+	g := auth.GrantsOf(r.Context())
+	if g.CanSeeSubscriptionMetrics("*") {
+		return metrics.Hide{}
+	}
+	return metrics.Hide{Label: "subscription", Shown: g.CanSeeSubscriptionMetrics}
 }
 
 func writeReport(w http.ResponseWriter, report Report) {

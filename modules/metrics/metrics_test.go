@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/eventstore-service/eventstore/modules/config"
@@ -51,7 +52,7 @@ func TestServeOpenMetrics(t *testing.T) {
 	rec := httptest.NewRecorder()
 	r := httptest.NewRequest("GET", "/api/v1/health?format=openmetrics", nil)
 	r.Header.Set("Accept", "application/json")
-	NewExposition(reg).ServeOpenMetrics(rec, r)
+	NewExposition(reg).ServeOpenMetrics(rec, r, Hide{})
 
 	mediaType, params, err := mime.ParseMediaType(rec.Header().Get("Content-Type"))
 	if err != nil || mediaType != "application/openmetrics-text" || params["version"] != "1.0.0" || params["charset"] != "utf-8" {
@@ -86,6 +87,43 @@ func TestIsScrape(t *testing.T) {
 		}
 		if got := IsScrape(r); got != tc.want {
 			t.Errorf("IsScrape(%q) = %v, want %v", tc.accept, got, tc.want)
+		}
+	}
+}
+
+// TestExpositionHides: the series whose label Hide names has a value it
+// refuses are left out, and a family left without series with them.
+func TestExpositionHides(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	lag := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "lag", Help: "Lag."}, []string{"subscription"})
+	only := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "only_hidden", Help: "Hidden."}, []string{"subscription"})
+	other := prometheus.NewGauge(prometheus.GaugeOpts{Name: "other", Help: "Other."})
+	reg.MustRegister(lag, only, other)
+	lag.WithLabelValues("billing").Set(1)
+	lag.WithLabelValues("shipping").Set(2)
+	only.WithLabelValues("shipping").Set(3)
+	e := NewExposition(reg)
+	for _, c := range []struct {
+		hide Hide
+		want []string
+		not  []string
+	}{
+		{Hide{}, []string{`lag{subscription="billing"} 1`, `lag{subscription="shipping"} 2`, "only_hidden", "other 0"}, nil},
+		{Hide{Label: "subscription", Shown: func(v string) bool { return v == "billing" }},
+			[]string{`lag{subscription="billing"} 1`, "other 0"}, []string{"shipping", "only_hidden"}},
+	} {
+		w := httptest.NewRecorder()
+		e.ServeOpenMetrics(w, httptest.NewRequest("GET", "/api/v1/health?format=openmetrics", nil), c.hide)
+		body := w.Body.String()
+		for _, s := range c.want {
+			if !strings.Contains(body, s) {
+				t.Errorf("without %q:\n%s", s, body)
+			}
+		}
+		for _, s := range c.not {
+			if strings.Contains(body, s) {
+				t.Errorf("with %q:\n%s", s, body)
+			}
 		}
 	}
 }
