@@ -116,6 +116,7 @@ func TestAccessMatrix(t *testing.T) {
 		{"POST", "/api/v1/acknowledge-deliveries", `{"subscription":"billing","deliveries":[` + delivery + `]}`, only("consumer")},
 		{"POST", "/api/v1/retry-deliveries", `{"subscription":"billing","deliveries":[` + delivery + `]}`, only("consumer")},
 		{"POST", "/api/v1/park-deliveries", `{"subscription":"billing","deliveries":[` + delivery + `]}`, only("consumer")},
+		{"POST", "/api/v1/extend-deliveries", `{"subscription":"billing","deliveries":[` + delivery + `]}`, only("consumer")},
 		{"POST", "/api/v1/read-parked-events", `{"subscription":"billing"}`, only("operator")},
 		{"POST", "/api/v1/replay-parked-events", `{"subscription":"billing"}`, only("operator")},
 		{"POST", "/api/v1/reset-subscription", `{"subscription":"billing","start":"beginning"}`, only("operator")},

@@ -53,3 +53,43 @@ func testSettlesWakeTheConsumer(t *testing.T, start starter) {
 		t.Fatalf("the event after a full window: %s after %v", next[0].Event, time.Since(asked))
 	}
 }
+
+// TestExtendDeliveries: extend-deliveries moves a delivery's acknowledge
+// deadline to now + by, its attempt unchanged: it is not sent again at the
+// acknowledge timeout, but at the new deadline; its token stays good until
+// then, and a by out of bounds is refused.
+func TestExtendDeliveries(t *testing.T) { eachTarget(t, testExtendDeliveries) }
+
+func testExtendDeliveries(t *testing.T, start starter) {
+	inst := start(t)
+	mustWrite(t, inst, candidates("/orders/1", "io.example.placed"))
+	create := `{"subscription":"slow","subject":"/orders","options":{"recursive":true,"acknowledgeTimeout":"2s"}}`
+	if r := inst.Do("POST", "/api/v1/create-subscription", harness.Token, create); r.StatusCode != 200 {
+		t.Fatalf("create: %d %s", r.StatusCode, r.Body)
+	}
+	w1 := consume(t, inst, "slow", "w1")
+	first := w1.deliveries(t, 1)
+	r := inst.Do("POST", "/api/v1/extend-deliveries", harness.Token, `{"subscription":"slow","deliveries":`+tokensOf(first)+`,"by":"5s"}`)
+	extended := time.Now()
+	if r.StatusCode != 200 || string(r.Body) != `{"extended":1,"stale":[]}`+"\n" {
+		t.Fatalf("extend: %d %s", r.StatusCode, r.Body)
+	}
+	for _, by := range []string{"500ms", "2h", "soon"} {
+		r := inst.Do("POST", "/api/v1/extend-deliveries", harness.Token, `{"subscription":"slow","deliveries":`+tokensOf(first)+`,"by":"`+by+`"}`)
+		if r.StatusCode != 400 || !strings.Contains(string(r.Body), "by must be a duration of 1s to 1h") {
+			t.Fatalf("extend by %s: %d %s", by, r.StatusCode, r.Body)
+		}
+	}
+	again := w1.deliveries(t, 1) // at the new deadline, not the timeout
+	if took := time.Since(extended); again[0].Attempt != 2 || took < 4500*time.Millisecond {
+		t.Fatalf("sent again %v after the extension (attempt %d), want at 5 s", took, again[0].Attempt)
+	}
+	// Extending by default: the acknowledge timeout from now; the token of
+	// the attempt in flight settles.
+	if r := inst.Do("POST", "/api/v1/extend-deliveries", harness.Token, `{"subscription":"slow","deliveries":`+tokensOf(again)+`}`); r.StatusCode != 200 || !strings.Contains(string(r.Body), `"extended":1`) {
+		t.Fatalf("extend by default: %d %s", r.StatusCode, r.Body)
+	}
+	if r := inst.Do("POST", "/api/v1/acknowledge-deliveries", harness.Token, `{"subscription":"slow","deliveries":`+tokensOf(again)+`}`); string(r.Body) != `{"acknowledged":1,"stale":[]}`+"\n" {
+		t.Fatalf("acknowledge after the extension: %d %s", r.StatusCode, r.Body)
+	}
+}

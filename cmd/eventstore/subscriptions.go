@@ -269,7 +269,11 @@ func replayParked(s *subscriptionsCall) error {
 			return usageProblem{fmt.Errorf("%q is no event id", id)}
 		}
 	}
-	n, err := s.client.Replay(s.c.Context, name, ids...)
+	replay := func() (int, error) { return s.client.Replay(s.c.Context, name, ids...) }
+	if len(ids) == 0 { // the command's word for all
+		replay = func() (int, error) { return s.client.ReplayAll(s.c.Context, name) }
+	}
+	n, err := replay()
 	if err != nil {
 		return err
 	}

@@ -78,9 +78,24 @@ func (c *Client) Parked(ctx context.Context, name string) ([]ParkedEvent, error)
 }
 
 // Replay delivers the parked events with the given ids once more (attempt
-// 1), ahead of new events; without ids, every parked event. It returns how
-// many are replayed.
+// 1), ahead of new events, and returns how many are replayed: an id that
+// is not parked is left alone. Without ids it replays nothing and sends
+// no request; ReplayAll replays every parked event.
 func (c *Client) Replay(ctx context.Context, name string, eventIDs ...string) (int, error) {
+	if len(eventIDs) == 0 {
+		return 0, nil
+	}
+	return c.replay(ctx, name, eventIDs)
+}
+
+// ReplayAll delivers every parked event of the subscription name once more
+// (attempt 1), ahead of new events, and returns how many are replayed.
+func (c *Client) ReplayAll(ctx context.Context, name string) (int, error) {
+	return c.replay(ctx, name, nil)
+}
+
+// replay asks replay-parked-events for eventIDs (nil: all).
+func (c *Client) replay(ctx context.Context, name string, eventIDs []string) (int, error) {
 	body := struct {
 		Subscription string   `json:"subscription"`
 		EventIDs     []string `json:"eventIds,omitempty"`

@@ -126,12 +126,21 @@ func TestAdminCalls(t *testing.T) {
 		t.Errorf("parked event %+v", parked[1])
 	}
 
-	for _, ids := range [][]string{nil, {"5", "9"}} {
-		if n, err := c.Replay(ctx, "billing", ids...); n != 2 || err != nil {
-			t.Errorf("replay %v: %d %v", ids, n, err)
-		}
+	// Replay of no ids (a filtered list that came out empty) replays
+	// nothing; all is ReplayAll's.
+	if n, err := c.Replay(ctx, "billing"); n != 0 || err != nil {
+		t.Errorf("replay of no ids: %d %v", n, err)
 	}
-	if got := bodies("replay-parked-events"); got[0] != `{"subscription":"billing"}` || got[1] != `{"subscription":"billing","eventIds":["5","9"]}` {
+	if n, err := c.Replay(ctx, "billing", []string{}...); n != 0 || err != nil || len(bodies("replay-parked-events")) != 0 {
+		t.Errorf("replay of an empty list: %d %v, requests %q", n, err, bodies("replay-parked-events"))
+	}
+	if n, err := c.Replay(ctx, "billing", "5", "9"); n != 2 || err != nil {
+		t.Errorf("replay of 5 and 9: %d %v", n, err)
+	}
+	if n, err := c.ReplayAll(ctx, "billing"); n != 2 || err != nil {
+		t.Errorf("replay all: %d %v", n, err)
+	}
+	if got := bodies("replay-parked-events"); len(got) != 2 || got[0] != `{"subscription":"billing","eventIds":["5","9"]}` || got[1] != `{"subscription":"billing"}` {
 		t.Errorf("replay bodies %q", got)
 	}
 }

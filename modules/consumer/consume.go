@@ -279,6 +279,13 @@ func (s *session) handleLine(l line) {
 			return
 		}
 		s.stats.Deliveries.Add(1)
+		d.extend = func(ctx context.Context, by time.Duration) error {
+			res, err := s.c.InProgress(ctx, s.sub, by, d.Token)
+			if err == nil && len(res.Stale) > 0 {
+				err = ErrNotHeld
+			}
+			return err
+		}
 		s.enqueue(d)
 	}
 	// heartbeats, and line types of later versions, only show that the
@@ -449,6 +456,10 @@ func (s *session) settle(w *worker, d Delivery, r Reaction, err error) {
 	}
 	if err == nil {
 		s.react(w, d, r)
+		return
+	}
+	if errors.Is(err, ErrSettleLater) {
+		s.stats.SettledLater.Add(1)
 		return
 	}
 	if s.userCtx.Err() != nil || !s.held(w) {

@@ -455,3 +455,50 @@ func TestCut(t *testing.T) {
 		}
 	}
 }
+
+// TestConsumeInProgressAndSettleLater: a handler extends its delivery
+// with InProgress while it works, and a handler that returns
+// ErrSettleLater leaves its delivery to the application, which settles it
+// after the handler returned.
+func TestConsumeInProgressAndSettleLater(t *testing.T) {
+	f := newFakeService(t)
+	stats := &Stats{}
+	c := f.client()
+	later := make(chan Delivery, 1)
+	handler := func(ctx context.Context, d Delivery) error {
+		if err := d.InProgress(ctx, 90*time.Second); err != nil {
+			return err
+		}
+		if d.Token == "slow" {
+			later <- d
+			return ErrSettleLater
+		}
+		return nil
+	}
+	r := runConsume(t, c, handler, ConsumeOptions{Stats: stats})
+	s := f.stream()
+	s.send(assignmentLine(0))
+	s.send(deliveryLine("slow", 0, 1, 0, "/s"))
+	s.send(deliveryLine("quick", 0, 1, 1, "/s"))
+	waitFor(t, "quick acknowledged", func() bool { return stats.Acknowledged.Load() == 1 && stats.SettledLater.Load() == 1 })
+	d := <-later
+	if res, err := c.Acknowledge(context.Background(), "billing", d.Token); err != nil || res.Settled != 1 {
+		t.Fatalf("the application's acknowledgement: %+v %v", res, err)
+	}
+	_ = r.stop()
+	tokens, bodies := f.settled("extend-deliveries")
+	if len(tokens) != 2 || tokens[0][0] != "slow" || tokens[1][0] != "quick" || bodies[0].By != "1m30s" {
+		t.Errorf("extensions %v %+v", tokens, bodies)
+	}
+	acks, _ := f.settled("acknowledge-deliveries")
+	var acked []string
+	for _, a := range acks {
+		acked = append(acked, a...)
+	}
+	if strings.Join(acked, ",") != "quick,slow" {
+		t.Errorf("acknowledged %v, want quick by Consume, then slow by the application", acked)
+	}
+	if err := (Delivery{Token: "x"}).InProgress(context.Background(), 0); err == nil {
+		t.Error("InProgress of a delivery Consume did not hand over")
+	}
+}

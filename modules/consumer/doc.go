@@ -3,8 +3,9 @@
 // of the service, so that a consumer's program can vendor it alone.
 //
 // A Client manages subscriptions (Create, Get, List, Delete, Reset, Parked,
-// Replay), settles deliveries (Acknowledge, Retry, Park; in requests of at
-// most MaxTokens tokens) and writes events, optionally together with the
+// Replay of the ids it names, ReplayAll), settles deliveries (Acknowledge,
+// Retry, Park, and InProgress, which extends their deadlines; in requests
+// of at most MaxTokens tokens) and writes events, optionally together with the
 // acknowledgement of deliveries in one atomic request (WriteEvents with
 // WriteOptions.Acknowledge). A status other than 200 becomes an *Error with
 // the status and the service's plain-text message; errors.Is tells
@@ -14,7 +15,10 @@
 // Client.Consume runs a consumer: it opens the consume stream, calls the
 // Handler once per delivery and settles the delivery by what the handler
 // returned (nil: acknowledge; Retry: retry after a delay; Park: park; any
-// other error: retry after ConsumeOptions.RetryDelay of the attempt).
+// other error: retry after ConsumeOptions.RetryDelay of the attempt;
+// ErrSettleLater: nothing, the application settles it later with its
+// token). A handler that needs longer than the acknowledge timeout calls
+// Delivery.InProgress meanwhile.
 // Client.ConsumeReactions does the same with a ReactionHandler whose events
 // are written together with the acknowledgement of their delivery: a
 // reaction is in the store exactly once, whichever consumer made it.

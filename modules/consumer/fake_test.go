@@ -96,7 +96,7 @@ func (f *fakeService) serve(w http.ResponseWriter, r *http.Request) {
 	f.requests = append(f.requests, fakeRequest{route, body})
 	f.mu.Unlock()
 	switch route {
-	case "acknowledge-deliveries", "retry-deliveries", "park-deliveries":
+	case "acknowledge-deliveries", "retry-deliveries", "park-deliveries", "extend-deliveries":
 		var b settleBody
 		if err := json.Unmarshal(body, &b); err != nil {
 			http.Error(w, "invalid request: malformed JSON", http.StatusBadRequest)
@@ -113,7 +113,7 @@ func (f *fakeService) serve(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		f.mu.Unlock()
-		key := map[string]string{"acknowledge-deliveries": "acknowledged", "retry-deliveries": "retried", "park-deliveries": "parked"}[route]
+		key := map[string]string{"acknowledge-deliveries": "acknowledged", "retry-deliveries": "retried", "park-deliveries": "parked", "extend-deliveries": "extended"}[route]
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(map[string]any{key: len(b.Deliveries) - len(stale), "stale": stale})
 	case "write-events":

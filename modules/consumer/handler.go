@@ -2,6 +2,7 @@ package consumer
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync/atomic"
 	"time"
@@ -17,12 +18,36 @@ type Delivery struct {
 	// Partition is the event's partition.
 	Partition int   `json:"partition"`
 	Event     Event `json:"event"`
+	// extend extends the delivery (InProgress); nil outside Consume.
+	extend func(ctx context.Context, by time.Duration) error
 }
+
+// InProgress tells the service, from a handler that needs longer than the
+// subscription's acknowledge timeout, that it is still at work on d: d's
+// deadline becomes now + by (1 s to 1 hour; 0: the acknowledge timeout),
+// its attempt unchanged, so that it is not sent again meanwhile. It fails
+// with ErrNotHeld when d is no longer held (its partition moved), and
+// outside Consume.
+func (d Delivery) InProgress(ctx context.Context, by time.Duration) error {
+	if d.extend == nil {
+		return errors.New("consumer: InProgress of a delivery that Consume did not hand over")
+	}
+	return d.extend(ctx, by)
+}
+
+// ErrSettleLater is the handler result that leaves its delivery unsettled
+// when the handler returns: the application settles it later itself, with
+// Client.Acknowledge, Retry, Park or InProgress and the delivery's Token,
+// before its acknowledge deadline (else it is sent again). The partition's
+// next delivery is handed over meanwhile; the subscription's maxInFlight
+// bounds how many wait so.
+var ErrSettleLater = errors.New("consumer: the application settles the delivery later")
 
 // Handler handles one delivery. Its result settles the delivery: nil
 // acknowledges it, an error made by Retry retries it after that error's
-// delay, one made by Park parks the event, and any other error retries it
-// after ConsumeOptions.RetryDelay of the attempt. The context ends when
+// delay, one made by Park parks the event, ErrSettleLater leaves it to the
+// application, and any other error retries it after
+// ConsumeOptions.RetryDelay of the attempt. The context ends when
 // Consume's does, when the stream ends, or when the delivery's partition
 // moves to another consumer: the delivery is then no longer held and the
 // result is dropped.
@@ -111,6 +136,9 @@ type Stats struct {
 	// held (their partition moved, the stream ended) or Consume's context
 	// ended: the service sends them again to the partition's owner.
 	Dropped atomic.Int64
+	// SettledLater counts the deliveries whose handlers returned
+	// ErrSettleLater, left for the application to settle.
+	SettledLater atomic.Int64
 	// Failed counts the settles and reactions that failed for good (each
 	// reported to OnError): their deliveries come again after the
 	// subscription's acknowledge timeout.

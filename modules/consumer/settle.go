@@ -25,6 +25,7 @@ type settleBody struct {
 	Subscription string   `json:"subscription"`
 	Deliveries   []string `json:"deliveries"`
 	After        string   `json:"after,omitempty"`
+	By           string   `json:"by,omitempty"`
 	Reason       string   `json:"reason,omitempty"`
 }
 
@@ -42,6 +43,19 @@ func (c *Client) Retry(ctx context.Context, subscription string, after time.Dura
 		body.After = after.String()
 	}
 	return c.settle(ctx, "retry-deliveries", "retried", body, tokens)
+}
+
+// InProgress tells the service that the deliveries of tokens are still
+// being worked on: each one's acknowledge deadline becomes now + by (1 s
+// to 1 hour; 0: the subscription's acknowledge timeout), its attempt
+// unchanged, so that it is not sent again meanwhile. Their Settled counts
+// the deliveries extended.
+func (c *Client) InProgress(ctx context.Context, subscription string, by time.Duration, tokens ...string) (SettleResult, error) {
+	body := settleBody{Subscription: subscription}
+	if by != 0 {
+		body.By = by.String()
+	}
+	return c.settle(ctx, "extend-deliveries", "extended", body, tokens)
 }
 
 // Park settles the deliveries of tokens by parking their events with

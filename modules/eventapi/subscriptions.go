@@ -32,6 +32,7 @@ const (
 	AcknowledgePath         = "/api/v1/acknowledge-deliveries"
 	RetryPath               = "/api/v1/retry-deliveries"
 	ParkPath                = "/api/v1/park-deliveries"
+	ExtendPath              = "/api/v1/extend-deliveries"
 	ReadParkedEventsPath    = "/api/v1/read-parked-events"
 	ReplayParkedEventsPath  = "/api/v1/replay-parked-events"
 )
@@ -40,6 +41,8 @@ const (
 const (
 	maxTokens       = 10_000
 	maxRetryDelay   = time.Hour
+	minExtension    = time.Second
+	maxExtension    = time.Hour
 	maxReasonLength = 1024
 )
 
@@ -61,6 +64,7 @@ func (a *API) subscriptionRoutes() []httpkit.Route {
 		route(AcknowledgePath, httpkit.PermitConsume, a.settleHandler(subscriptions.Acknowledge, "acknowledged")),
 		route(RetryPath, httpkit.PermitConsume, a.settleHandler(subscriptions.Retry, "retried")),
 		route(ParkPath, httpkit.PermitConsume, a.settleHandler(subscriptions.Park, "parked")),
+		route(ExtendPath, httpkit.PermitConsume, a.settleHandler(subscriptions.Extend, "extended")),
 		route(ReadParkedEventsPath, httpkit.PermitOperate, a.streams.admit(a.readParkedEvents)),
 		route(ReplayParkedEventsPath, httpkit.PermitOperate, http.HandlerFunc(a.replayParkedEvents)),
 	}
@@ -301,6 +305,7 @@ type settleBody struct {
 	nameBody
 	Deliveries []string `json:"deliveries"`
 	After      *string  `json:"after"`
+	By         *string  `json:"by"`
 	Reason     *string  `json:"reason"`
 }
 
@@ -343,6 +348,12 @@ func (a *API) settleHandler(action subscriptions.Action, key string) http.Handle
 		if action == subscriptions.Retry && body.After != nil {
 			if s.After, err = time.ParseDuration(*body.After); err != nil || s.After < 0 || s.After > maxRetryDelay {
 				httpkit.WriteError(w, badRequest("invalid request: after must be a duration of 0 to 1h, got %s", event.Quote(*body.After)))
+				return
+			}
+		}
+		if action == subscriptions.Extend && body.By != nil {
+			if s.After, err = time.ParseDuration(*body.By); err != nil || s.After < minExtension || s.After > maxExtension {
+				httpkit.WriteError(w, badRequest("invalid request: by must be a duration of 1s to 1h, got %s", event.Quote(*body.By)))
 				return
 			}
 		}

@@ -28,6 +28,10 @@ const (
 	// Park settles them without acknowledging them, and lists them as
 	// parked.
 	Park
+	// Extend moves their acknowledge deadlines to After from now (0: the
+	// subscription's acknowledge timeout), their attempts unchanged: work
+	// in progress that needs longer.
+	Extend
 )
 
 // ErrNotHeld refuses a write with acknowledgements one of whose
@@ -39,7 +43,7 @@ type Settle struct {
 	Subscription string
 	Tokens       []Token
 	Action       Action
-	After        time.Duration // Retry: the delay
+	After        time.Duration // Retry: the delay; Extend: by how much
 	Reason       string        // Park: why
 	// Write, unless it has no events, is written in the same commit: both
 	// or neither (write-events with acknowledge); a stale token then fails
@@ -239,6 +243,8 @@ func (m *Manager) settleFunc(sub *subscription, s Settle, out *Settled) func() (
 				ok = p.Acknowledge(t)
 			case Retry:
 				ok = p.Retry(t, s.After, now)
+			case Extend:
+				ok = p.Retry(t, extension(s.After, sub.def.Options), now) // due then as on its timeout
 			case Park:
 				var pk Parked
 				if pk, ok = p.Park(t, s.Reason, now); ok {
@@ -249,8 +255,11 @@ func (m *Manager) settleFunc(sub *subscription, s Settle, out *Settled) func() (
 				out.Done++
 				if sub.remote(t.Partition) { // to the holder's inbox
 					e := inboxEntry{Epoch: t.Epoch, EventID: t.EventID, Attempt: t.Attempt, Action: s.Action}
-					if s.Action == Retry {
+					switch s.Action {
+					case Retry:
 						e.RetryAt = now.Add(s.After).UnixNano()
+					case Extend:
+						e.RetryAt = now.Add(extension(s.After, sub.def.Options)).UnixNano()
 					}
 					sub.queued[t.Partition] = append(sub.queued[t.Partition], e)
 				}
@@ -263,6 +272,15 @@ func (m *Manager) settleFunc(sub *subscription, s Settle, out *Settled) func() (
 		}
 		return extra, nil
 	}
+}
+
+// extension is how much an Extend of by moves a deadline in a
+// subscription of opts: by, or the acknowledge timeout.
+func extension(by time.Duration, opts Options) time.Duration {
+	if by <= 0 {
+		return opts.AcknowledgeTimeout
+	}
+	return by
 }
 
 // ParkedEvent is a parked event of a subscription.

@@ -106,7 +106,7 @@ func applyInbox(part *Partition, name string, entries []inboxEntry, now time.Tim
 		switch e.Action {
 		case Acknowledge:
 			part.Acknowledge(t)
-		case Retry:
+		case Retry, Extend:
 			part.Retry(t, time.Unix(0, e.RetryAt).Sub(now), now)
 		case Park:
 			part.Park(t, "", now) // its parked record was put with the entry
