@@ -60,8 +60,10 @@ func (s *subscriptionMetrics) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-// registerSubscriptionMetrics registers the subscriptions' metrics, none
-// without subscriptions (PostgreSQL mode).
+// registerSubscriptionMetrics registers the subscriptions' metrics (on
+// both backends; none when the service has no subscription manager). The
+// health route shows a token only the series it may read (docs/api.md
+// §1.2a).
 func registerSubscriptionMetrics(reg prometheus.Registerer, m *subscriptions.Manager) error {
 	if m == nil {
 		return nil

@@ -15,8 +15,9 @@
 //     not settled in time is sent again, and parked after MaxDeliveries
 //     attempts; every move and reset raises the epoch, which fences the
 //     tokens of the deliveries made before it.
-//   - A Token names one delivery: subscription, partition, epoch, event id
-//     and attempt.
+//   - A Token names one delivery: subscription and its incarnation,
+//     partition, epoch, event id and attempt; it settles that delivery
+//     and no other.
 //
 // A Manager keeps the subscriptions of a store durable as its feature
 // state (durable.go): it creates, resets and deletes them, connects and
@@ -36,7 +37,12 @@
 // them. The lag is counted as the cursors move (lagCount) rather than by
 // reading the backlog.
 //
-// Package eventapi serves it (docs/api.md §4.14) in Pebble mode, with its
-// metrics; backups carry the definitions and positions (FromBackup,
-// AppendBackup). Not yet: PostgreSQL mode (leases).
+// On a shared backend (PostgreSQL mode, Share) every node keeps every
+// subscription; each partition is delivered by the node whose lease holds
+// it (cluster.go), the others settle into its inbox (shared.go), and every
+// change is fenced against those of other nodes.
+//
+// Package eventapi serves it (docs/api.md §4.14) on both backends, with
+// its metrics; backups carry the definitions and positions (FromBackup,
+// AppendBackup).
 package subscriptions
