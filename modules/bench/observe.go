@@ -1,13 +1,11 @@
 package bench
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"net/http"
-	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -59,98 +57,79 @@ func (r ObserveResult) Name() string {
 func (t Target) Observe(ctx context.Context, observers, rate int, duration time.Duration, ready func()) (ObserveResult, error) {
 	watch, writer := t.Node(0), t.Node(1)
 	marker := fmt.Sprintf("/bench/observe/%d", time.Now().UnixNano())
-	body := []byte(`{"subject":"/","options":{"recursive":true,"fromLatestEvent":{"subject":"` + marker + `","type":"io.eventstore.bench.started","ifEventIsMissing":"wait-for-event"}}}`)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
-	type receipt struct {
-		id uint64
-		at time.Time
-	}
-	receipts := make([][]receipt, observers)
-	var wg sync.WaitGroup
-	opened := make(chan error, observers)
-	last := make(chan uint64, 1) // the last id written, once known
-	for i := 0; i < observers; i++ {
-		wg.Add(1)
-		go func(i int) {
-			defer wg.Done()
-			client := newClient(1)
-			client.Timeout = 0 // the stream lasts the scenario, which ctx ends; a minute cut the observers of longer runs
-			resp, err := watch.post(ctx, client, "/api/v1/observe-events", body)
-			if err != nil || resp.StatusCode != http.StatusOK {
-				opened <- fmt.Errorf("open observer: %v", err)
-				return
-			}
-			opened <- nil
-			defer resp.Body.Close()
-			r := bufio.NewReaderSize(resp.Body, 64<<10)
-			var until uint64 = 1<<64 - 1
-			for {
-				line, err := r.ReadSlice('\n')
-				if err != nil {
-					return
-				}
-				at := time.Now()
-				id, ok := eventID(line)
-				if !ok {
-					continue // heartbeat
-				}
-				receipts[i] = append(receipts[i], receipt{id: id, at: at})
-				select {
-				case until = <-last:
-					last <- until
-				default:
-				}
-				if id >= until {
-					return
-				}
-			}
-		}(i)
-	}
-	for i := 0; i < observers; i++ {
-		if err := <-opened; err != nil {
-			return ObserveResult{}, err
-		}
+	obs := startObservers(ctx, watch, marker, observers)
+	if err := obs.awaitOpen(); err != nil {
+		return ObserveResult{}, err
 	}
 	if ready != nil {
 		ready()
 	}
-
-	// Up to 64 writes in flight, so that the rate holds where an
-	// acknowledgement takes longer than a few intervals (a commit to
-	// PostgreSQL); connections open only as needed.
-	client := newClient(64)
-	defer client.CloseIdleConnections()
-	var acksMu sync.Mutex
-	acks := map[uint64]time.Time{}
-	write := func(subject, eventType string) (uint64, error) {
-		payload := []byte(`{"events":[{"source":"https://bench.eventstore.example","subject":"` + subject + `","type":"` + eventType + `","data":{"n":1}}]}`)
-		resp, err := writer.post(ctx, client, "/api/v1/write-events", payload)
-		if err != nil {
-			return 0, err
-		}
-		raw, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		at := time.Now()
-		if err != nil || resp.StatusCode != http.StatusOK {
-			return 0, fmt.Errorf("write: %d %v", resp.StatusCode, err)
-		}
-		id, ok := eventID(raw)
-		if !ok {
-			return 0, fmt.Errorf("write: no id in %s", raw)
-		}
-		acksMu.Lock()
-		acks[id] = at
-		acksMu.Unlock()
-		return id, nil
-	}
-	first, err := write(marker, "io.eventstore.bench.started")
+	w := newAckWriter(writer)
+	defer w.client.CloseIdleConnections()
+	first, err := w.write(ctx, marker, "io.eventstore.bench.started")
 	if err != nil {
 		return ObserveResult{}, err
 	}
-	// One writer paced by the clock; each write goes out on time without
-	// waiting for the previous acknowledgement, so the rate holds.
+	lastID, elapsed, err := w.writeAtRate(ctx, rate, duration)
+	if err != nil {
+		return ObserveResult{}, err
+	}
+	obs.finish(lastID, cancel)
+
+	res := ObserveResult{Observers: observers, Across: watch.URL != writer.URL, Written: int(lastID - first + 1), Elapsed: elapsed}
+	obs.tally(&res, w.acks)
+	return res, nil
+}
+
+// ackWriter writes the observe scenario's events to one node and keeps,
+// by event id, the time each write's acknowledgement came.
+type ackWriter struct {
+	node   Target
+	client *http.Client
+	mu     sync.Mutex
+	acks   map[uint64]time.Time
+}
+
+// newAckWriter returns the writer to node. Up to 64 writes are in flight,
+// so that the rate holds where an acknowledgement takes longer than a few
+// intervals (a commit to PostgreSQL); connections open only as needed.
+func newAckWriter(node Target) *ackWriter {
+	return &ackWriter{node: node, client: newClient(64), acks: map[uint64]time.Time{}}
+}
+
+// write writes one event of eventType on subject and returns its id,
+// keeping the time its acknowledgement came.
+func (w *ackWriter) write(ctx context.Context, subject, eventType string) (uint64, error) {
+	payload := []byte(`{"events":[{"source":"https://bench.eventstore.example","subject":"` + subject + `","type":"` + eventType + `","data":{"n":1}}]}`)
+	resp, err := w.node.post(ctx, w.client, "/api/v1/write-events", payload)
+	if err != nil {
+		return 0, err
+	}
+	raw, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	at := time.Now()
+	if err != nil || resp.StatusCode != http.StatusOK {
+		return 0, fmt.Errorf("write: %d %v", resp.StatusCode, err)
+	}
+	id, ok := eventID(raw)
+	if !ok {
+		return 0, fmt.Errorf("write: no id in %s", raw)
+	}
+	w.mu.Lock()
+	w.acks[id] = at
+	w.mu.Unlock()
+	return id, nil
+}
+
+// writeAtRate writes live events at rate per second for duration and
+// returns the highest id written and the time the writes took, or the
+// first write's error. One writer paced by the clock; each write goes out
+// on time without waiting for the previous acknowledgement, so the rate
+// holds.
+func (w *ackWriter) writeAtRate(ctx context.Context, rate int, duration time.Duration) (uint64, time.Duration, error) {
 	start := time.Now()
 	interval := time.Second / time.Duration(rate)
 	var (
@@ -164,7 +143,7 @@ func (t Target) Observe(ctx context.Context, observers, rate int, duration time.
 		writes.Add(1)
 		go func() {
 			defer writes.Done()
-			id, err := write("/bench/observe/live", "io.eventstore.bench.recorded")
+			id, err := w.write(ctx, "/bench/observe/live", "io.eventstore.bench.recorded")
 			if err != nil {
 				select {
 				case writeErr <- err:
@@ -181,31 +160,10 @@ func (t Target) Observe(ctx context.Context, observers, rate int, duration time.
 	elapsed := time.Since(start)
 	select {
 	case err := <-writeErr:
-		return ObserveResult{}, err
+		return 0, 0, err
 	default:
 	}
-	last <- lastID
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(30 * time.Second):
-		cancel()
-		<-done
-	}
-
-	res := ObserveResult{Observers: observers, Across: watch.URL != writer.URL, Written: int(lastID - first + 1), Elapsed: elapsed}
-	for _, rs := range receipts {
-		res.Delivered += int64(len(rs))
-		res.Missing += int64(res.Written) - int64(len(rs))
-		for _, r := range rs {
-			if ack, ok := acks[r.id]; ok {
-				res.Latencies = append(res.Latencies, max(0, r.at.Sub(ack)))
-			}
-		}
-	}
-	slices.Sort(res.Latencies)
-	return res, nil
+	return lastID, elapsed, nil
 }
 
 // eventID finds the first "id":"<n>" in an event line or write response.
