@@ -36,6 +36,7 @@ type cluster struct {
 	node    string
 	timeout time.Duration
 	margin  time.Duration
+	now     func() time.Time // the Manager's clock: monotonic readings in production
 
 	stop func()        // ends run
 	done chan struct{} // closed when run ended
@@ -76,7 +77,7 @@ var errReaped = errors.New("the lease of this node expired")
 // the store's state: store.Store.OnStateChanged); Start keeps the leases.
 func (m *Manager) Share(node string, leaseTimeout time.Duration) {
 	m.shared = &cluster{node: node, timeout: leaseTimeout, margin: min(leaseTimeout/5, 2*time.Second),
-		seen: map[string]observed{}, kick: make(chan struct{}, 1)}
+		now: func() time.Time { return m.now() }, seen: map[string]observed{}, kick: make(chan struct{}, 1)}
 	m.store.OnStateChanged(func() error {
 		m.stateChanged()
 		return nil
@@ -172,7 +173,7 @@ func (m *Manager) followInboxes() {
 func (c *cluster) valid() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.registered && time.Now().Before(c.validUntil)
+	return c.registered && c.now().Before(c.validUntil)
 }
 
 // tick renews the lease, takes the expired ones and reconciles every
@@ -242,7 +243,7 @@ func (m *Manager) renew(ctx context.Context, active bool) error {
 		}
 		return err
 	}
-	sent := time.Now()
+	sent := c.now()
 	r := store.Request{InReadOnly: true, Changes: []store.Change{{Space: spaceNodes, Key: c.node,
 		Value: mustJSON(nodeRecord{RenewedAt: sent.UTC()}), Expect: store.AnyVersion}}}
 	if registered {
@@ -289,7 +290,6 @@ func (m *Manager) dropAll() {
 // unchanged for the whole lease timeout.
 func (m *Manager) observe(ctx context.Context) {
 	c := m.shared
-	now := time.Now()
 	present := map[string]uint64{}
 	it := m.store.States(spaceNodes, "")
 	for it.Next() {
@@ -300,8 +300,22 @@ func (m *Manager) observe(ctx context.Context) {
 	if it.Close() != nil {
 		return
 	}
+	// The time after the read: every version it returned was committed,
+	// and so its renewal started, before it (taken before the read, a slow
+	// read could date a renewal made during it too early, and reap a
+	// valid lease).
+	for _, node := range c.judge(present, c.now()) {
+		m.reap(ctx, node, present[node])
+	}
+}
+
+// judge takes in the versions of the other nodes' lease records read
+// before now and returns the nodes whose lease expired: seen at the same
+// version for the whole lease timeout. A version seen first is dated now;
+// a node without a record is forgotten.
+func (c *cluster) judge(present map[string]uint64, now time.Time) (expired []string) {
 	c.mu.Lock()
-	var expired []string
+	defer c.mu.Unlock()
 	for node, version := range present {
 		if o, ok := c.seen[node]; !ok || o.version != version {
 			c.seen[node] = observed{version: version, since: now}
@@ -314,10 +328,8 @@ func (m *Manager) observe(ctx context.Context) {
 			delete(c.seen, node)
 		}
 	}
-	c.mu.Unlock()
-	for _, node := range expired {
-		m.reap(ctx, node, present[node])
-	}
+	slices.Sort(expired)
+	return expired
 }
 
 // reap deletes the lease record of node, if it is still at version, and
@@ -348,7 +360,7 @@ func (c *cluster) live() map[string]bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	out := map[string]bool{}
-	now := time.Now()
+	now := c.now()
 	for node, o := range c.seen {
 		if now.Sub(o.since) < c.timeout {
 			out[node] = true
@@ -389,7 +401,8 @@ func (m *Manager) registry(sub *subscription) (map[string]registryEntry, error) 
 // version the record must have (0: none, store.AnyVersion: replace any).
 func (m *Manager) register(ctx context.Context, sub *subscription, c *Consumer, expect uint64) error {
 	_, err := m.store.Commit(ctx, store.Request{InReadOnly: true, Changes: []store.Change{{Space: spaceConsumers,
-		Key: sub.def.Name + "/" + c.Name, Value: mustJSON(consumerRecord{Node: m.shared.node, ConnectedAt: c.ConnectedAt}), Expect: expect}}})
+		Key: sub.def.Name + "/" + c.Name, Value: mustJSON(consumerRecord{Node: m.shared.node, ConnectedAt: c.ConnectedAt}), Expect: expect}},
+		Check: sub.checkStored})
 	return err
 }
 

@@ -80,7 +80,7 @@ func (m *Manager) Disconnect(ctx context.Context, c *Consumer) error {
 // ends it when it sees this) and reconciles. The caller holds sub.mu.
 func (m *Manager) connectShared(ctx context.Context, sub *subscription, c *Consumer) error {
 	if err := m.register(ctx, sub, c, store.AnyVersion); err != nil {
-		return err
+		return m.missing(sub, err) // deleted on another node: not found
 	}
 	consumers := []*Consumer{}
 	for _, old := range sub.consumers {

@@ -225,6 +225,14 @@ func (m *Manager) create(ctx context.Context, d Definition) (Info, error) {
 		if err := m.syncDefinitions(); err != nil {
 			return Info{}, err
 		}
+		m.mu.Lock()
+		_, known := m.subs[d.Name]
+		m.mu.Unlock()
+		if !known { // records a deleted incarnation left must not join the new one
+			if err := m.sweep(ctx, d.Name); err != nil {
+				return Info{}, err
+			}
+		}
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -282,19 +290,11 @@ func (m *Manager) Delete(ctx context.Context, name string) error {
 	}
 	sub.mu.Lock()
 	defer sub.mu.Unlock()
-	changes := []store.Change{{Space: spaceDefinitions, Key: name, Expect: store.AnyVersion}}
-	for p := range sub.parts {
-		changes = append(changes, store.Change{Space: spacePartitions, Key: partitionKey(name, p), Expect: store.AnyVersion})
+	records, err := m.deletions(name)
+	if err != nil {
+		return err
 	}
-	for _, space := range []string{spaceDeliveries, spaceReplays, spaceParked, spaceConsumers} {
-		it := m.store.States(space, name+"/")
-		for it.Next() {
-			changes = append(changes, store.Change{Space: space, Key: it.Record().Key, Expect: store.AnyVersion})
-		}
-		if err := it.Close(); err != nil {
-			return err
-		}
-	}
+	changes := append([]store.Change{{Space: spaceDefinitions, Key: name, Expect: store.AnyVersion}}, records...)
 	r := store.Request{Changes: changes}
 	if m.shared != nil { // another node may have deleted it, or created it again
 		r.Check = func(g *store.Group) error {
@@ -318,7 +318,58 @@ func (m *Manager) Delete(ctx context.Context, name string) error {
 		c.end(ErrDeleted)
 	}
 	sub.consumers = nil
+	if m.shared != nil {
+		// Commits of its holders that the listing above missed came before
+		// the delete; none can come after it (checkStored).
+		return m.sweep(ctx, name)
+	}
 	return nil
+}
+
+// nameSpaces are the spaces whose keys start with a subscription's name
+// and a slash.
+var nameSpaces = []string{spacePartitions, spaceDeliveries, spaceReplays, spaceParked, spaceConsumers}
+
+// deletions returns the changes that delete every stored record of the
+// subscription name but its definition.
+func (m *Manager) deletions(name string) ([]store.Change, error) {
+	var changes []store.Change
+	for _, space := range nameSpaces {
+		it := m.store.States(space, name+"/")
+		for it.Next() {
+			changes = append(changes, store.Change{Space: space, Key: it.Record().Key, Expect: store.AnyVersion})
+		}
+		if err := it.Close(); err != nil {
+			return nil, err
+		}
+	}
+	return changes, nil
+}
+
+// errDefined refuses a sweep of a name that has a definition.
+var errDefined = errors.New("the subscription is defined")
+
+// sweep deletes what is left of the records of the subscription name while
+// it has no definition, on a shared backend: what the holders of a deleted
+// incarnation committed after its delete listed them. A name defined
+// meanwhile (created again on another node, which swept first) is left
+// alone.
+func (m *Manager) sweep(ctx context.Context, name string) error {
+	changes, err := m.deletions(name)
+	if err != nil || len(changes) == 0 {
+		return err
+	}
+	_, err = m.store.Commit(ctx, store.Request{Changes: changes, Check: func(g *store.Group) error {
+		_, found, err := g.State(spaceDefinitions, name)
+		if err == nil && found {
+			err = errDefined
+		}
+		return err
+	}})
+	if errors.Is(err, errDefined) {
+		return nil
+	}
+	return err
 }
 
 // Reset moves every partition of the subscription name to start (a

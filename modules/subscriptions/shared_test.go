@@ -3,6 +3,7 @@ package subscriptions
 import (
 	"errors"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -551,4 +552,87 @@ func tokensOf(ds []Delivered) []Token {
 		out[i] = d.Token
 	}
 	return out
+}
+
+// storedRecords counts the records of the subscription name in every space
+// keyed by it, and its definition, as the store holds them.
+func storedRecords(t *testing.T, s *store.Store, name string) int {
+	t.Helper()
+	n := 0
+	for _, space := range append([]string{spaceDefinitions}, nameSpaces...) {
+		prefix := name + "/"
+		if space == spaceDefinitions {
+			prefix = name
+		}
+		it := s.States(space, prefix)
+		for it.Next() {
+			n++
+		}
+		if err := it.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return n
+}
+
+// TestSharedDeleteRacesDeliveries deletes a subscription on one node while
+// the other node delivers its events, again and again: nothing of it is
+// left behind (no record its holder committed after the delete listed its
+// records), its consumer ends, and the name created again starts empty and
+// loads at a start.
+func TestSharedDeleteRacesDeliveries(t *testing.T) {
+	url := pg.Database(t)
+	sa, a := sharedNode(t, url, "node-a", 3*time.Second)
+	_, b := sharedNode(t, url, "node-b", 3*time.Second)
+	stopWriting := storetest.Loop(1, func(_, i int) bool {
+		_, err := sa.Write(ctx, []event.Candidate{storetest.Candidate(fmt.Sprintf("/orders/%d", i%5), "io.example.placed", `{}`)}, nil)
+		return err == nil
+	})
+	var once sync.Once
+	stop := func() { once.Do(stopWriting) }
+	defer stop()
+	for round := range 8 {
+		if _, err := b.Create(ctx, definition(4, 1000)); err != nil {
+			t.Fatalf("round %d: create: %v", round, err)
+		}
+		var c *Consumer
+		eventually(t, 5*time.Second, "a consumer on node a", func() bool {
+			var err error
+			c, err = a.Connect(ctx, "billing", "wa")
+			return err == nil
+		})
+		polled := make(chan struct{})
+		go func() { // node a delivers until the delete ends its consumer
+			defer close(polled)
+			for {
+				if _, _, err := a.Poll(ctx, c); err != nil {
+					return
+				}
+				select {
+				case <-c.Ended():
+					return
+				default:
+				}
+			}
+		}()
+		time.Sleep(time.Duration(50+round*20) * time.Millisecond)
+		if err := b.Delete(ctx, "billing"); err != nil {
+			t.Fatalf("round %d: delete: %v", round, err)
+		}
+		<-polled
+		if n := storedRecords(t, sa, "billing"); n != 0 {
+			t.Fatalf("round %d: %d records of the deleted subscription left", round, n)
+		}
+	}
+	stop()
+	if _, err := b.Create(ctx, definition(2, 100)); err != nil {
+		t.Fatal(err)
+	}
+	fresh := NewManager(sa, 10)
+	if err := fresh.Load(); err != nil {
+		t.Fatalf("a start after the deletes: %v", err)
+	}
+	if info, err := fresh.Get("billing"); err != nil || len(info.Partitions) != 2 || info.InFlight != 0 {
+		t.Fatalf("the name created again: %+v %v", info, err)
+	}
 }
