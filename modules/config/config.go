@@ -132,125 +132,35 @@ type Source interface {
 // Load reads and validates the flags of `eventstore run`. Its error is one
 // line naming the offending flag, suitable for a usage error.
 func Load(src Source) (Config, error) {
-	cfg := Config{
-		DataDirectory:              src.String(FlagDataDirectory),
-		DataDirectoryTemporary:     src.Bool(FlagDataDirectoryTemporary),
-		HTTP:                       Listener{Enabled: src.Bool(FlagHTTPEnabled), Port: src.Int(FlagHTTPPort)},
-		HTTPS:                      Listener{Enabled: src.Bool(FlagHTTPSEnabled), Port: src.Int(FlagHTTPSPort)},
-		WithUI:                     src.Bool(FlagWithUI),
-		OTelEnabled:                src.Bool(FlagOTelEnabled),
-		ShutdownDrainPeriod:        src.Duration(FlagShutdownDrainPeriod),
-		ShutdownTimeout:            src.Duration(FlagShutdownTimeout),
-		EventQLPreconditionTimeout: src.Duration(FlagEventQLPreconditionTimeout),
-		EventQLQueryTimeout:        src.Duration(FlagEventQLQueryTimeout),
-		MaxStreams:                 src.Int(FlagMaxStreams),
-		MaxQueries:                 src.Int(FlagMaxQueries),
-		ReadOnly:                   src.Bool(FlagReadOnly),
-		MaxConnections:             src.Int(FlagMaxConnections),
-		RequestBodyIdleTimeout:     src.Duration(FlagRequestBodyIdleTimeout),
-		RequestBodyTimeout:         src.Duration(FlagRequestBodyTimeout),
-		MaxEventSchemas:            src.Int(FlagMaxEventSchemas),
-		MaxSubscriptions:           src.Int(FlagMaxSubscriptions),
-		SubscriptionLeaseTimeout:   src.Duration(FlagSubscriptionLeaseTimeout),
-	}
-	var err error
-	cfg.APITokenFile, cfg.AccessFile = src.String(FlagAPITokenFile), src.String(FlagAccessFile)
-	if cfg.APIToken, err = loadToken(src.String(FlagAPIToken), cfg.APITokenFile, cfg.AccessFile); err != nil {
+	cfg := readFlags(src)
+	if err := cfg.loadAccess(src); err != nil {
 		return Config{}, err
 	}
 	if err := cfg.loadStorage(src); err != nil {
 		return Config{}, err
 	}
-	if err := cfg.checkListeners(); err != nil {
+	if err := cfg.loadListeners(src); err != nil {
 		return Config{}, err
 	}
-	if cfg.HTTP.Addresses, err = parseAddresses(FlagHTTPAddress, FlagHTTPPort, src.String(FlagHTTPAddress)); err != nil {
+	if err := cfg.loadSigningKey(src); err != nil {
 		return Config{}, err
 	}
-	if cfg.HTTPS.Addresses, err = parseAddresses(FlagHTTPSAddress, FlagHTTPSPort, src.String(FlagHTTPSAddress)); err != nil {
+	if err := cfg.loadLogLevel(src); err != nil {
 		return Config{}, err
 	}
-	if cfg.HTTPS.Enabled {
-		if cfg.Certificate, err = loadCertificate(src.String(FlagHTTPSCertificateFile), src.String(FlagHTTPSPrivateKeyFile)); err != nil {
-			return Config{}, err
-		}
-	}
-	if path := src.String(FlagSigningKeyFile); path != "" {
-		if cfg.SigningKey, err = LoadSigningKey(path); err != nil {
-			return Config{}, fmt.Errorf("--%s: %w", FlagSigningKeyFile, err)
-		}
-	}
-	if cfg.LogLevel, err = parseLogLevel(src.String(FlagLogLevel)); err != nil {
+	if err := cfg.checkDurations(); err != nil {
 		return Config{}, err
 	}
-	for _, d := range []struct {
-		flag  string
-		value time.Duration
-	}{
-		{FlagShutdownDrainPeriod, cfg.ShutdownDrainPeriod},
-		{FlagShutdownTimeout, cfg.ShutdownTimeout},
-		{FlagEventQLPreconditionTimeout, cfg.EventQLPreconditionTimeout},
-		{FlagEventQLQueryTimeout, cfg.EventQLQueryTimeout},
-		{FlagRequestBodyIdleTimeout, cfg.RequestBodyIdleTimeout},
-		{FlagRequestBodyTimeout, cfg.RequestBodyTimeout},
-		{FlagSubscriptionLeaseTimeout, cfg.SubscriptionLeaseTimeout},
-	} {
-		if d.value < 0 {
-			return Config{}, fmt.Errorf("--%s must not be negative, got %s", d.flag, d.value)
-		}
-	}
-	for _, s := range []struct {
-		flag string
-		into *int64
-	}{
-		{FlagMaxRequestSize, &cfg.MaxRequestSize},
-		{FlagMaxEventSize, &cfg.MaxEventSize},
-		{FlagEventQLMemoryLimit, &cfg.EventQLMemoryLimit},
-	} {
-		if *s.into, err = ParseSize(src.String(s.flag)); err != nil {
-			return Config{}, fmt.Errorf("--%s: %w", s.flag, err)
-		}
-	}
-	if cfg.EventQLMemoryLimit < 1<<10 {
-		return Config{}, fmt.Errorf("--%s must be at least 1KiB, got %s", FlagEventQLMemoryLimit, src.String(FlagEventQLMemoryLimit))
-	}
-	for _, d := range []struct {
-		flag  string
-		value time.Duration
-	}{
-		{FlagEventQLPreconditionTimeout, cfg.EventQLPreconditionTimeout},
-		{FlagEventQLQueryTimeout, cfg.EventQLQueryTimeout},
-		{FlagRequestBodyIdleTimeout, cfg.RequestBodyIdleTimeout},
-		{FlagRequestBodyTimeout, cfg.RequestBodyTimeout},
-		{FlagSubscriptionLeaseTimeout, cfg.SubscriptionLeaseTimeout},
-	} {
-		if d.value == 0 {
-			return Config{}, fmt.Errorf("--%s must be greater than 0", d.flag)
-		}
-	}
-	for _, n := range []struct {
-		flag  string
-		value int
-	}{{FlagMaxStreams, cfg.MaxStreams}, {FlagMaxQueries, cfg.MaxQueries}, {FlagMaxEventSchemas, cfg.MaxEventSchemas}, {FlagMaxSubscriptions, cfg.MaxSubscriptions}} {
-		if n.value < 1 {
-			return Config{}, fmt.Errorf("--%s must be at least 1, got %d", n.flag, n.value)
-		}
-	}
-	if cfg.MemoryLimit, cfg.MemorySource, err = resolveMemoryLimit(src.String(FlagMemoryLimit), systemMemoryEnv()); err != nil {
+	if err := cfg.loadSizes(src); err != nil {
 		return Config{}, err
 	}
-	if cfg.Files, err = resolveFileLimits(cfg.StorageBackend, cfg.PostgresMaxConnections, fileEnv{raise: raiseOpenFiles}); err != nil {
+	if err := cfg.checkMinimums(); err != nil {
 		return Config{}, err
 	}
-	switch {
-	case cfg.MaxConnections == 0:
-		cfg.MaxConnections = cfg.Files.MaxConnections
-	case cfg.MaxConnections < 0:
-		return Config{}, fmt.Errorf("--%s must be at least 1, got %d", FlagMaxConnections, cfg.MaxConnections)
+	if err := cfg.resolveLimits(src); err != nil {
+		return Config{}, err
 	}
-	cfg.Options = effectiveOptions(src)
-	cfg.Options[FlagMaxConnections] = cfg.MaxConnections
-	cfg.Options[FlagMemoryLimit] = map[string]any{"bytes": cfg.MemoryLimit, "source": cfg.MemorySource}
+	cfg.recordOptions(src)
 	return cfg, nil
 }
 
