@@ -69,10 +69,7 @@ func TestExactlyOnceReactions(t *testing.T) {
 	rs := startReactors([]*server{srv, srv, srv}, 7)
 	defer rs.stop()
 	for kill := range 2 {
-		time.Sleep(time.Duration(300+kill*200) * time.Millisecond)
-		if n := rs.written.Load(); n == 0 || n >= orders {
-			t.Logf("kill %d with %d invoices written: not in the middle of the work", kill, n)
-		}
+		killInTheMiddle(t, kill, rs, orders)
 		inst.Signal(syscall.SIGKILL)
 		inst.Wait(10 * time.Second)
 		inst = harness.Start(t, bin, args...)
@@ -81,6 +78,17 @@ func TestExactlyOnceReactions(t *testing.T) {
 	waitSettled(t, inst, "invoicing")
 	rs.stop()
 	checkOneInvoiceEach(t, inst, orders, rs)
+}
+
+// killInTheMiddle waits until the reactors wrote (kill+1)/4 of the orders'
+// invoices, so that kill number kill (0 or 1) comes in the middle of the
+// work, and fails the test when they wrote every one before it could.
+func killInTheMiddle(t *testing.T, kill int, rs *reactors, orders int) {
+	t.Helper()
+	waitUntil(t, 60*time.Second, func() bool { return rs.written.Load() >= int64(orders*(kill+1)/4) })
+	if n := rs.written.Load(); n >= int64(orders) {
+		t.Fatalf("kill %d: all %d invoices were written before it: it would test no kill in the middle of the work", kill, n)
+	}
 }
 
 // prepareInvoicing writes orders events /orders/<n> and creates the

@@ -142,10 +142,7 @@ func TestExactlyOnceReactionsAcrossNodes(t *testing.T) {
 	nodes := startPostgres3(t, leaseFlag).(*harness.Cluster)
 	reactAcrossNodes(t, nodes, 3000, func(servers []*server, rs *reactors) {
 		for kill := range 2 {
-			time.Sleep(time.Duration(1500+kill*1000) * time.Millisecond)
-			if n := rs.written.Load(); n == 0 || n >= 3000 {
-				t.Logf("kill %d with %d invoices written: not in the middle of the work", kill, n)
-			}
+			killInTheMiddle(t, kill, rs, 3000)
 			victim := nodes.Nodes()[1]
 			victim.Signal(syscall.SIGKILL)
 			victim.Wait(10 * time.Second)
