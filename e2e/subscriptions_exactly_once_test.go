@@ -309,19 +309,21 @@ func ackUnderKills(t *testing.T, target harness.Target, writeTo *server, consume
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
+	writing, stopWriting := context.WithCancel(ctx)
+	defer stopWriting()
 	var (
 		mu        sync.Mutex
 		acked     = map[string]uint64{} // event id → epoch of the token whose acknowledgement returned 200
 		violation string
 		written   atomic.Int64
 		wg        sync.WaitGroup
+		writer    = make(chan struct{})
 	)
-	wg.Add(1)
 	go func() { // the writer
-		defer wg.Done()
-		for i := 0; ctx.Err() == nil; i++ {
+		defer close(writer)
+		for i := 0; writing.Err() == nil; i++ {
 			body := fmt.Sprintf(`{"events":[{"source":"https://x","subject":"/s/%d","type":"io.example.x","data":{}}]}`, i%16)
-			if status, _, err := writeTo.post(ctx, "/api/v1/write-events", body); err == nil && status == 200 {
+			if status, _, err := writeTo.post(writing, "/api/v1/write-events", body); err == nil && status == 200 {
 				written.Add(1)
 			}
 			time.Sleep(2 * time.Millisecond)
@@ -350,8 +352,13 @@ func ackUnderKills(t *testing.T, target harness.Target, writeTo *server, consume
 	for round := range kills {
 		kill(round)
 	}
-	time.Sleep(200 * time.Millisecond)
-	stopWriting := written.Load()
+	// Writes go on after the kills; then the writer stops, and everything
+	// written must end settled (a moment without lag and in flight while
+	// the writer goes on may never come on a loaded machine).
+	afterKills := written.Load()
+	waitUntil(t, 30*time.Second, func() bool { return written.Load() > afterKills+10 })
+	stopWriting()
+	<-writer
 	deadline := time.Now().Add(90 * time.Second)
 	for {
 		var info struct {
@@ -362,7 +369,7 @@ func ackUnderKills(t *testing.T, target harness.Target, writeTo *server, consume
 		if err := json.Unmarshal(r.Body, &info); err != nil {
 			t.Fatal(err)
 		}
-		if info.Lag == 0 && info.InFlight == 0 && written.Load() > stopWriting {
+		if info.Lag == 0 && info.InFlight == 0 {
 			break
 		}
 		if time.Now().After(deadline) {
