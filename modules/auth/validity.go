@@ -3,6 +3,7 @@ package auth
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"time"
 )
@@ -168,5 +169,5 @@ func Watch(ctx context.Context, end func(cause error)) (stop func()) {
 	if !ok {
 		return func() {}
 	}
-	return p.tok.validity.add(p.needs, end)
+	return p.tok.validity.add(slices.Clone(p.needs), end) // the handler may go on appending to its own
 }
