@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 
 	"go.uber.org/zap"
 
@@ -146,110 +145,23 @@ func (j *job) commit(b store.Batch) error {
 // write commits the items of the source: the events in batches, marked
 // Restoring, then the schemas with the last commit, which clears the mark.
 func (j *job) write() error {
-	head := j.head
-	head.Restoring = true
-	var (
-		batch   []store.Written
-		schemas []store.SchemaWritten
-		lines   []int // of schemas
-		state   []store.StateRecord
-		keys    = map[[2]string]bool{} // of state
-		buf     []byte
-	)
-	for {
-		item, err := j.src.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return err
-		}
-		if err := j.ctx.Err(); err != nil {
-			return err
-		}
-		if item.State != nil {
-			for _, r := range item.State {
-				if keys[[2]string{r.Space, r.Key}] {
-					return &BackupError{Line: item.Line, Detail: fmt.Sprintf("%s %s appears twice", r.Space, r.Key)}
-				}
-				keys[[2]string{r.Space, r.Key}] = true
-			}
-			state = append(state, item.State...)
-			j.restored.States++
-			continue
-		}
-		if len(state) > 0 && item.Event != nil {
-			return &BackupError{Line: item.Line, Detail: "an event after the state lines"}
-		}
-		if item.Schema != nil {
-			if len(schemas) >= j.limit { // into an empty store: the backup's are all it holds
-				return &BackupError{Line: item.Line, Detail: store.ErrTooManySchemas.Error()}
-			}
-			schemas, lines = append(schemas, *item.Schema), append(lines, item.Line)
-			continue
-		}
-		if len(schemas) > 0 {
-			return &BackupError{Line: item.Line, Detail: "an event after the schemas"}
-		}
-		r := item.Event.Record
-		if r.ID != head.Count {
-			return &BackupError{Line: item.Line, Detail: fmt.Sprintf("event %d where event %d was due", r.ID, head.Count)}
-		}
-		// The record's own bytes may be reused by the source: keep a copy.
-		start := len(buf)
-		buf = append(buf, r.JSON...)
-		written := *item.Event
-		written.Record.JSON = buf[start:len(buf):len(buf)]
-		batch = append(batch, written)
-		head.Count++
-		head.LastHash = written.Record.Hash()
-		if len(batch) == batchEvents || len(buf) >= batchBytes {
-			head.Commits++
-			if err := j.commit(store.Batch{Records: batch, Head: head}); err != nil {
-				return err
-			}
-			batch, buf = batch[:0], buf[:0] // committed: the bytes may be reused
-			if j.hooks.Progress != nil {
-				j.hooks.Progress(head.Count)
-			}
-		}
-	}
-	if err := j.lastTime(&head, batch); err != nil {
+	p := &pending{head: j.head, keys: map[[2]string]bool{}}
+	p.head.Restoring = true
+	if err := j.readItems(p); err != nil {
 		return err
 	}
-	if len(batch) > 0 {
-		head.Commits++
-		if err := j.commit(store.Batch{Records: batch, Head: head}); err != nil {
-			return err
-		}
-	}
-	for i, sw := range schemas {
-		if err := j.checkSchema(sw, head.Count, lines[i]); err != nil {
-			return err
-		}
-	}
-	head.Restoring = false
-	head.Commits++
-	records := make([]store.StateRecord, 0, len(schemas)+len(state))
-	add := func(r store.StateRecord) {
-		head.States++
-		r.Version = head.States
-		records = append(records, r)
-	}
-	for _, sw := range schemas {
-		add(store.StateRecord{Space: store.SchemaSpace, Key: sw.Type, Value: sw.Raw})
-	}
-	for _, r := range state {
-		add(r)
-	}
-	if err := j.commit(store.Batch{State: records, Head: head}); err != nil {
+	if err := j.commitLastBatch(p); err != nil {
 		return err
 	}
-	j.restored.Events, j.restored.Schemas = head.Count, len(schemas)
-	if j.hooks.Progress != nil {
-		j.hooks.Progress(head.Count)
+	if err := j.checkSchemas(p); err != nil {
+		return err
 	}
-	j.log.Info("restored a backup", zap.Uint64("events", head.Count), zap.Int("schemas", len(schemas)))
+	if err := j.commitState(p); err != nil {
+		return err
+	}
+	j.restored.Events, j.restored.Schemas = p.head.Count, len(p.schemas)
+	j.progress(p.head.Count)
+	j.log.Info("restored a backup", zap.Uint64("events", p.head.Count), zap.Int("schemas", len(p.schemas)))
 	return nil
 }
 
