@@ -45,8 +45,13 @@ func (o *observerSet) observe(ctx context.Context, watch Target, body []byte, i 
 	client := newClient(1)
 	client.Timeout = 0 // the stream lasts the scenario, which ctx ends; a minute cut the observers of longer runs
 	resp, err := watch.post(ctx, client, "/api/v1/observe-events", body)
-	if err != nil || resp.StatusCode != http.StatusOK {
-		o.opened <- fmt.Errorf("open observer: %v", err)
+	if err != nil {
+		o.opened <- fmt.Errorf("open observer: %w", err)
+		return
+	}
+	if resp.StatusCode != http.StatusOK {
+		resp.Body.Close()
+		o.opened <- fmt.Errorf("open observer: %s", resp.Status)
 		return
 	}
 	o.opened <- nil
