@@ -14,10 +14,14 @@ import (
 // as the cursors move (scan) and extended over the events written since
 // the last call, so that a call reads only those, and those a cursor moved
 // over elsewhere (a partition another node holds, read again); the first
-// call after a start or a reset reads the log from the lowest cursor on.
+// call after a start or a reset reads the log from the lowest cursor on,
+// a chunk at a time (catchUpLag).
 func (m *Manager) Lag(name string) (uint64, error) {
 	sub, err := m.lookup(name)
 	if err != nil {
+		return 0, err
+	}
+	if err := m.catchUpLag(sub); err != nil {
 		return 0, err
 	}
 	sub.mu.Lock()
@@ -30,9 +34,48 @@ func (m *Manager) Lag(name string) (uint64, error) {
 	return m.lagLocked(sub)
 }
 
+// lagChunk bounds the events a count of the lag reads under the
+// subscription's lock at once (catchUpLag).
+const lagChunk = 16_384
+
+// catchUpLag counts the lag of sub up to the log's head as it is now, a
+// chunk of lagChunk events at a time under sub's lock, letting go of it in
+// between: a long count (the first after a start or a reset, at a backlog
+// of millions of events) never holds up the consumers' polls and settles
+// for long. The caller then takes the lock and counts the rest, the few
+// events written meanwhile (lagLocked). It must not hold sub's lock.
+func (m *Manager) catchUpLag(sub *subscription) error {
+	head := m.store.View().Count()
+	for {
+		sub.mu.Lock()
+		if sub.deleted {
+			sub.mu.Unlock()
+			return ErrNotFound
+		}
+		_, err := m.countLag(sub, lagChunk)
+		done := sub.lag.ahead != nil && sub.lag.to >= head
+		sub.mu.Unlock()
+		if err != nil || done {
+			return err
+		}
+	}
+}
+
 // lagLocked is Lag for a caller that holds sub's lock and has read the
 // cursors of other nodes.
 func (m *Manager) lagLocked(sub *subscription) (uint64, error) {
+	return m.countLag(sub, math.MaxUint64)
+}
+
+// countLag brings sub's lag count in line with the cursors and extends it
+// over at most limit events written since it was last extended, and
+// returns the lag as counted so far. The caller holds sub's lock.
+//
+// The count stays right whatever moves between two calls: the events at
+// or above lag.to are not counted yet, and a cursor that passes one of
+// them only moves its partition's from beyond it, so that no later chunk
+// counts it.
+func (m *Manager) countLag(sub *subscription, limit uint64) (uint64, error) {
 	view := m.store.View()
 	c := &sub.lag
 	if c.ahead != nil {
@@ -50,6 +93,9 @@ func (m *Manager) lagLocked(sub *subscription) (uint64, error) {
 		}
 	}
 	if head := view.Count(); c.to < head {
+		if head-c.to > limit {
+			head = c.to + limit
+		}
 		err := sub.eachMatching(view, c.to, head, func(p int, id uint64) {
 			if id >= c.from[p] {
 				c.ahead[p]++

@@ -650,6 +650,9 @@ func (m *Manager) List() ([]Info, error) {
 }
 
 func (m *Manager) info(sub *subscription) (Info, error) {
+	if err := m.catchUpLag(sub); err != nil { // the long part of the count, with pauses for the others
+		return Info{}, err
+	}
 	sub.mu.Lock()
 	defer sub.mu.Unlock()
 	if sub.deleted {

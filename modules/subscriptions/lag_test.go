@@ -1,0 +1,103 @@
+package subscriptions
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/eventstore-service/eventstore/modules/event"
+	"github.com/eventstore-service/eventstore/modules/store/storetest"
+)
+
+// TestLagCountedInChunksWhileConsumersWork counts the lag of a backlog of
+// several chunks (catchUpLag lets go of the lock between them) while a
+// consumer takes and acknowledges deliveries in between: at every moment
+// the consumer stands still, the lag is the matching events neither
+// settled nor in flight, as a count from scratch by a manager started
+// afresh says too.
+func TestLagCountedInChunksWhileConsumersWork(t *testing.T) {
+	s := storetest.Start(t, storetest.Pebble.New(t))
+	const matching = 3*lagChunk + 1234
+	for written := 0; written < matching; {
+		var batch []event.Candidate
+		for ; len(batch) < 2000 && written < matching; written++ {
+			batch = append(batch, storetest.Candidate(fmt.Sprintf("/orders/%d", written%97), "io.example.placed", `{}`),
+				storetest.Candidate("/other", "io.example.placed", `{}`))
+		}
+		if _, err := s.Write(ctx, batch, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m := started(t, s, &clock{now: t0})
+	if _, err := m.Create(ctx, definition(4, 500)); err != nil {
+		t.Fatal(err)
+	}
+	c, err := m.Connect(ctx, "billing", "w1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	settled, inFlight := 0, 0
+	var mu sync.Mutex // over settled and inFlight
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() { // the consumer: takes a batch, acknowledges half of what it holds
+		defer close(done)
+		var held []Delivered
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			ds, _, err := m.Poll(ctx, c)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			held = append(held, ds...)
+			n := len(held) / 2
+			var tokens []Token
+			for _, d := range held[:n] {
+				tokens = append(tokens, d.Token)
+			}
+			if n > 0 {
+				if out, err := m.Settle(ctx, Settle{Subscription: "billing", Tokens: tokens}); err != nil || out.Done != n {
+					t.Errorf("settle: %+v %v", out, err)
+					return
+				}
+			}
+			held = held[n:]
+			mu.Lock()
+			settled, inFlight = settled+n, len(held)
+			mu.Unlock()
+		}
+	}()
+	progress := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return settled
+	}
+	eventually(t, 10*time.Second, "the consumer at work", func() bool { return progress() > 0 })
+	for range 5 { // counts that overlap the consumer's work
+		if _, err := m.Lag("billing"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := progress()
+	eventually(t, 10*time.Second, "the consumer still at work", func() bool { return progress() > before })
+	close(stop)
+	<-done
+	info, err := m.Get("billing")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := uint64(matching - settled - inFlight)
+	if info.Lag != want || info.InFlight != inFlight {
+		t.Fatalf("lag %d, in flight %d; want %d and %d (%d settled of %d)", info.Lag, info.InFlight, want, inFlight, settled, matching)
+	}
+	fresh := started(t, s, &clock{now: t0})
+	if lag, err := fresh.Lag("billing"); err != nil || lag != want { // what was in flight is so again
+		t.Fatalf("a fresh count: %d %v, want %d", lag, err, want)
+	}
+}
