@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/eventstore-service/eventstore/modules/event"
+	"github.com/eventstore-service/eventstore/modules/store"
 	"github.com/eventstore-service/eventstore/modules/store/storetest"
 )
 
@@ -99,5 +100,50 @@ func TestLagCountedInChunksWhileConsumersWork(t *testing.T) {
 	fresh := started(t, s, &clock{now: t0})
 	if lag, err := fresh.Lag("billing"); err != nil || lag != want { // what was in flight is so again
 		t.Fatalf("a fresh count: %d %v, want %d", lag, err, want)
+	}
+}
+
+// TestDeleteAndReplayInBatches parks more events than one commit of a
+// replay or of a delete's sweep takes: a replay of all takes every one, a
+// commit at a time, and a delete leaves nothing behind, also of a name
+// whose records a cut-off delete left (swept when it is created again).
+func TestDeleteAndReplayInBatches(t *testing.T) {
+	s := storetest.Start(t, storetest.Pebble.New(t))
+	m := started(t, s, &clock{now: t0})
+	const parked = replayBatch + 2345
+	d := definition(2, 100)
+	d.Options.Start = Start{Kind: AfterEvent, EventID: parked} // every parked id lies below the floor: settled
+	if _, err := m.Create(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	var changes []store.Change
+	for id := range uint64(parked) { // parked as a drain that gave up on them would have
+		changes = append(changes, parkChange("billing", int(id%2), Parked{EventID: id, Attempts: 3, At: t0}))
+	}
+	if _, err := s.Commit(ctx, store.Request{Changes: changes}); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := m.Replay(ctx, "billing", nil); err != nil || n != parked {
+		t.Fatalf("replay of all: %d %v, want %d", n, err, parked)
+	}
+	if info, err := m.Get("billing"); err != nil || info.Parked != 0 || info.InFlight != parked {
+		t.Fatalf("after the replay: parked %d, in flight %d, %v", info.Parked, info.InFlight, err)
+	}
+	if err := m.Delete(ctx, "billing"); err != nil {
+		t.Fatal(err)
+	}
+	if n := storedRecords(t, s, "billing"); n != 0 {
+		t.Fatalf("%d records left after the delete", n)
+	}
+	// A delete cut off after its first commit: records left, swept when
+	// the name is created again.
+	if _, err := s.Commit(ctx, store.Request{Changes: changes[:100]}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Create(ctx, definition(2, 100)); err != nil {
+		t.Fatal(err)
+	}
+	if info, err := m.Get("billing"); err != nil || info.Parked != 0 {
+		t.Fatalf("the name created again: %+v %v", info, err)
 	}
 }

@@ -225,13 +225,13 @@ func (m *Manager) create(ctx context.Context, d Definition) (Info, error) {
 		if err := m.syncDefinitions(); err != nil {
 			return Info{}, err
 		}
-		m.mu.Lock()
-		_, known := m.subs[d.Name]
-		m.mu.Unlock()
-		if !known { // records a deleted incarnation left must not join the new one
-			if err := m.sweep(ctx, d.Name); err != nil {
-				return Info{}, err
-			}
+	}
+	m.mu.Lock()
+	_, known := m.subs[d.Name]
+	m.mu.Unlock()
+	if !known { // records a deleted incarnation left must not join the new one
+		if err := m.sweep(ctx, d.Name); err != nil {
+			return Info{}, err
 		}
 	}
 	m.mu.Lock()
@@ -275,8 +275,23 @@ func (m *Manager) create(ctx context.Context, d Definition) (Info, error) {
 var errCreatedElsewhere = errors.New("the subscription was created on another node at the same moment")
 
 // Delete removes the subscription name and its state; its consumers end
-// with ErrDeleted.
+// with ErrDeleted. One commit removes its definition and partitions, at
+// once for every node; the rest of its records go after it, a batch at a
+// time (sweep), so that a subscription with many parked events is no
+// unbounded request under the manager's lock.
 func (m *Manager) Delete(ctx context.Context, name string) error {
+	if err := m.deleteDefinition(ctx, name); err != nil {
+		return err
+	}
+	// No commit of the deleted incarnation can come after it (on a shared
+	// backend, checkStored), and the commits of its holders that came
+	// before are swept too.
+	return m.sweep(ctx, name)
+}
+
+// deleteDefinition is Delete's first commit: the definition and the
+// partition records of the subscription name.
+func (m *Manager) deleteDefinition(ctx context.Context, name string) error {
 	if m.shared != nil { // another node may have created it
 		if err := m.syncDefinitions(); err != nil {
 			return err
@@ -290,11 +305,10 @@ func (m *Manager) Delete(ctx context.Context, name string) error {
 	}
 	sub.mu.Lock()
 	defer sub.mu.Unlock()
-	records, err := m.deletions(name)
-	if err != nil {
-		return err
+	changes := []store.Change{{Space: spaceDefinitions, Key: name, Expect: store.AnyVersion}}
+	for p := range sub.parts {
+		changes = append(changes, store.Change{Space: spacePartitions, Key: partitionKey(name, p), Expect: store.AnyVersion})
 	}
-	changes := append([]store.Change{{Space: spaceDefinitions, Key: name, Expect: store.AnyVersion}}, records...)
 	r := store.Request{Changes: changes}
 	if m.shared != nil { // another node may have deleted it, or created it again
 		r.Check = func(g *store.Group) error {
@@ -318,11 +332,6 @@ func (m *Manager) Delete(ctx context.Context, name string) error {
 		c.end(ErrDeleted)
 	}
 	sub.consumers = nil
-	if m.shared != nil {
-		// Commits of its holders that the listing above missed came before
-		// the delete; none can come after it (checkStored).
-		return m.sweep(ctx, name)
-	}
 	return nil
 }
 
@@ -330,13 +339,16 @@ func (m *Manager) Delete(ctx context.Context, name string) error {
 // and a slash.
 var nameSpaces = []string{spacePartitions, spaceDeliveries, spaceReplays, spaceParked, spaceConsumers}
 
-// deletions returns the changes that delete every stored record of the
-// subscription name but its definition.
-func (m *Manager) deletions(name string) ([]store.Change, error) {
+// sweepBatch bounds the records one commit of sweep deletes.
+const sweepBatch = 10_000
+
+// deletions returns the changes that delete up to limit stored records of
+// the subscription name, its definition aside.
+func (m *Manager) deletions(name string, limit int) ([]store.Change, error) {
 	var changes []store.Change
 	for _, space := range nameSpaces {
 		it := m.store.States(space, name+"/")
-		for it.Next() {
+		for len(changes) < limit && it.Next() {
 			changes = append(changes, store.Change{Space: space, Key: it.Record().Key, Expect: store.AnyVersion})
 		}
 		if err := it.Close(); err != nil {
@@ -349,27 +361,30 @@ func (m *Manager) deletions(name string) ([]store.Change, error) {
 // errDefined refuses a sweep of a name that has a definition.
 var errDefined = errors.New("the subscription is defined")
 
-// sweep deletes what is left of the records of the subscription name while
-// it has no definition, on a shared backend: what the holders of a deleted
-// incarnation committed after its delete listed them. A name defined
-// meanwhile (created again on another node, which swept first) is left
-// alone.
+// sweep deletes the records left of the subscription name while it has no
+// definition, sweepBatch of them a commit: those of a deleted incarnation
+// (a delete cut off by a crash left some too). A name defined meanwhile
+// (created again, which swept first) is left alone.
 func (m *Manager) sweep(ctx context.Context, name string) error {
-	changes, err := m.deletions(name)
-	if err != nil || len(changes) == 0 {
-		return err
-	}
-	_, err = m.store.Commit(ctx, store.Request{Changes: changes, Check: func(g *store.Group) error {
-		_, found, err := g.State(spaceDefinitions, name)
-		if err == nil && found {
-			err = errDefined
+	for {
+		changes, err := m.deletions(name, sweepBatch)
+		if err != nil || len(changes) == 0 {
+			return err
 		}
-		return err
-	}})
-	if errors.Is(err, errDefined) {
-		return nil
+		_, err = m.store.Commit(ctx, store.Request{Changes: changes, Check: func(g *store.Group) error {
+			_, found, err := g.State(spaceDefinitions, name)
+			if err == nil && found {
+				err = errDefined
+			}
+			return err
+		}})
+		if errors.Is(err, errDefined) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
 	}
-	return err
 }
 
 // Reset moves every partition of the subscription name to start (a

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -319,7 +318,8 @@ func (m *Manager) Parked(name string) ([]ParkedEvent, error) {
 // delivered once more, attempt 1, to their partitions' owners ahead of new
 // events; they are parked no more. It returns how many it took: an id that
 // is not parked, or is in flight again after a reset, is left alone.
-// Replaying goes on in read-only mode.
+// Replaying goes on in read-only mode. It commits replayBatch events at a
+// time; on an error it returns how many the commits before it took.
 func (m *Manager) Replay(ctx context.Context, name string, ids []uint64) (int, error) {
 	sub, err := m.lookup(name)
 	if err != nil {
@@ -329,33 +329,61 @@ func (m *Manager) Replay(ctx context.Context, name string, ids []uint64) (int, e
 	if err != nil {
 		return 0, err
 	}
+	var wanted map[uint64]bool // nil: all
+	if ids != nil {
+		wanted = make(map[uint64]bool, len(ids))
+		for _, id := range ids {
+			wanted[id] = true
+		}
+	}
+	chosen := parked[:0]
+	for _, pk := range parked {
+		if wanted == nil || wanted[pk.EventID] {
+			chosen = append(chosen, pk)
+		}
+	}
+	n := 0
+	for len(chosen) > 0 {
+		batch := chosen[:min(len(chosen), replayBatch)]
+		chosen = chosen[len(batch):]
+		replayed, err := m.replay(ctx, sub, batch)
+		n += replayed
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// replayBatch bounds the parked events one commit of Replay takes.
+const replayBatch = 10_000
+
+// replay has the parked events of batch, of sub, delivered once more, in
+// one commit, and returns how many it took.
+func (m *Manager) replay(ctx context.Context, sub *subscription, batch []ParkedEvent) (int, error) {
 	sub.mu.Lock()
 	defer sub.mu.Unlock()
 	if sub.deleted {
 		return 0, ErrNotFound
 	}
-	var chosen []ParkedEvent
 	var parts []int
 	seen := map[int]bool{}
-	for _, pk := range parked {
-		if (ids == nil || slices.Contains(ids, pk.EventID)) && pk.Partition < len(sub.parts) {
-			chosen = append(chosen, pk)
-			if !seen[pk.Partition] {
-				seen[pk.Partition] = true
-				parts = append(parts, pk.Partition)
-			}
+	for _, pk := range batch {
+		if pk.Partition < len(sub.parts) && !seen[pk.Partition] {
+			seen[pk.Partition] = true
+			parts = append(parts, pk.Partition)
 		}
 	}
 	n := 0
 	now := m.now()
-	err = m.retryFenced(ctx, sub, parts, func() error {
+	err := m.retryFenced(ctx, sub, parts, func() error {
 		n = 0
 		_, err := sub.commit(ctx, m.store, store.Request{InReadOnly: true}, parts, func() ([]store.Change, error) {
 			var unpark []store.Change
-			for _, pk := range chosen {
-				if sub.parts[pk.Partition].Replay(pk.EventID, now) {
+			for _, pk := range batch {
+				if pk.Partition < len(sub.parts) && sub.parts[pk.Partition].Replay(pk.EventID, now) {
 					n++
-					unpark = append(unpark, store.Change{Space: spaceParked, Key: parkedKey(name, pk.EventID), Expect: store.AnyVersion})
+					unpark = append(unpark, store.Change{Space: spaceParked, Key: parkedKey(sub.def.Name, pk.EventID), Expect: store.AnyVersion})
 				}
 			}
 			return unpark, nil
