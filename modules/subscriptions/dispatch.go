@@ -33,143 +33,43 @@ func (b *batch) full() bool { return len(b.out) >= b.limit || b.size >= pollByte
 // while it has room (sent), the others not sent yet, their records kept in
 // their owners' read-ahead; a batch for each consumer in all, until no
 // partition takes more or maxScan events were read. cut says that it
-// stopped before the end of the view with partitions that take more.
+// stopped before the end of the view with partitions that take more. The
+// caller holds sub.mu.
 func (sub *subscription) scan(view *store.View, now time.Time, c *Consumer, mine *batch, limit int) (cut bool, err error) {
-	owners := make(map[string]*Consumer, len(sub.consumers))
+	s := scanner{sub: sub, view: view, c: c, mine: mine, owners: make(map[string]*Consumer, len(sub.consumers)),
+		budget: limit * len(sub.consumers), ahead: aheadBatches * limit}
 	for _, o := range sub.consumers {
-		owners[o.Name] = o
+		s.owners[o.Name] = o
 	}
-	budget, ahead := limit*len(sub.consumers), aheadBatches*limit
-	open := func(p *Partition) bool {
-		o := owners[p.Owner]
-		return o != nil && p.Room() > 0 && ((o == c && !mine.full()) || o.ahead.room(ahead))
-	}
-	from, any := uint64(0), false
-	for _, p := range sub.parts {
-		if open(p) && (!any || p.Cursor() < from) {
-			from, any = p.Cursor(), true
-		}
-	}
+	from, any := s.start()
 	count := view.Count()
 	if !any || from >= count {
 		return false, nil
 	}
-	to := min(count, from+maxScan) - 1
-	cut = to < count-1
-	delivered, waiting := 0, 0 // waiting: sent, their records not in mine yet
-	// take delivers the matching event id of partition if it takes it now
-	// (its record comes later); stop says that the scan ends before it:
-	// the budget is spent, or no partition takes more.
-	take := func(partition int, id uint64) (t taken, ok, stop bool, err error) {
-		if delivered >= budget {
-			to, cut = id-1, true // the events before this one were looked at
-			return taken{}, false, true, nil
-		}
-		p := sub.parts[partition]
-		if id < p.Cursor() {
-			return taken{}, false, false, nil
-		}
-		if !open(p) {
-			if !slices.ContainsFunc(sub.parts, open) {
-				to, cut = id-1, false // the windows are full: settles make room
-				return taken{}, false, true, nil
-			}
-			return taken{}, false, false, nil
-		}
-		send := p.Owner == c.Name && !mine.full() && len(mine.out)+waiting < mine.limit
-		d, ok, err := p.Deliver(id, now, send)
-		if err != nil {
-			return taken{}, false, true, err
-		}
-		sub.lag.passed(p.Index, id)
-		if ok {
-			delivered++
-		}
-		return taken{p, d, send && ok}, ok, false, nil
-	}
-	hand := func(t taken, rec event.Record) {
-		if t.send {
-			mine.add(Delivered{Token: sub.token(t.p, t.d), Record: rec})
-		} else {
-			owners[t.p.Owner].ahead.put(t.p.Index, rec)
-		}
-	}
+	s.to = min(count, from+maxScan) - 1
+	s.cut = s.to < count-1
 	// With several consumers, the partitions of the events read are
 	// remembered (routes): the events a poll passed over because their
 	// partitions took nothing then are read later by id, not the log
 	// between them again.
-	routes := &sub.routes
 	keep := len(sub.consumers) > 1
-	if keep && !routes.covers(from) {
-		routes.reset(from)
+	if keep && !sub.routes.covers(from) {
+		sub.routes.reset(from)
 	}
 	next, stopped := from, false
-	if keep && routes.next > from {
-		var chunk []taken
-		var ids []uint64
-		flush := func() error {
-			if len(ids) == 0 {
-				return nil
-			}
-			got, err := recordsOf(view, ids)
-			for i, rec := range got {
-				hand(chunk[i], rec)
-			}
-			chunk, ids, waiting = chunk[:0], ids[:0], 0
-			return err
-		}
-		for i := routes.after(from); i < len(routes.ids) && routes.ids[i] <= to; i++ {
-			t, ok, stop, err := take(int(routes.parts[i]), routes.ids[i])
-			if err != nil {
-				return false, err
-			}
-			if stopped = stop; stop {
-				break
-			}
-			if ok {
-				if t.send {
-					waiting++
-				}
-				chunk, ids = append(chunk, t), append(ids, routes.ids[i])
-				if len(ids) == 256 {
-					if err := flush(); err != nil {
-						return false, err
-					}
-				}
-			}
-		}
-		if err := flush(); err != nil {
+	if keep && sub.routes.next > from {
+		if stopped, err = s.takeRouted(from, now); err != nil {
 			return false, err
 		}
-		next = routes.next
+		next = sub.routes.next
 	}
-	if !stopped && next <= to {
-		err := sub.read(view, next, to, func(partition int, rec event.Record) (bool, error) {
-			t, ok, stop, err := take(partition, rec.ID)
-			if stop || err != nil {
-				return true, err
-			}
-			if keep {
-				routes.add(rec.ID, partition)
-			}
-			if ok {
-				hand(t, rec)
-			}
-			return false, nil
-		})
-		if err != nil {
+	if !stopped && next <= s.to {
+		if err := s.readLog(next, keep, now); err != nil {
 			return false, err
 		}
-		if keep {
-			routes.extend(to + 1) // to is where the reading stopped
-		}
 	}
-	for _, p := range sub.parts {
-		if open(p) {
-			p.Skip(to + 1) // every event of it up to to was delivered
-		}
-	}
-	return cut, nil
+	s.skip()
+	return s.cut, nil
 }
 
 // readDue reads, in one pass, the records of the deliveries of due whose
@@ -191,13 +91,6 @@ func readDue(view *store.View, due []Delivered, unread []uint64) error {
 		}
 	}
 	return nil
-}
-
-// taken is a delivery a scan made, waiting for its record.
-type taken struct {
-	p    *Partition
-	d    Delivery
-	send bool
 }
 
 // recordsOf reads the records of ids, ascending, in one pass.
