@@ -56,6 +56,10 @@ type subscription struct {
 	deleted   bool
 	outcomes  Outcomes // since the process started
 	lag       lagCount
+	// parked counts the parked events on a backend of one node, kept as
+	// the commits park and replay them; on a shared backend other nodes
+	// do too, and it is not kept (parkedCount counts them).
+	parked int
 	saved     []Partition // commit's copies of partitions, their slices reused
 	routes    routes
 	// node is this node's name on a shared backend, else "": then recs are
@@ -181,6 +185,11 @@ func (m *Manager) loadSubscription(st storedDefinition) (*subscription, error) {
 	now := m.now()
 	sub := m.newSubscription(st.def, st.created)
 	sub.recs = recs
+	if sub.node == "" {
+		if sub.parked, err = m.countParked(st.def.Name); err != nil {
+			return nil, err
+		}
+	}
 	for p, snap := range snaps {
 		part, err := Restore(p, st.def.Options, snap, now)
 		if err != nil {
@@ -535,6 +544,11 @@ func (sub *subscription) commitSettles(ctx context.Context, s *store.Store, r st
 	if len(r.Changes) == 0 && len(r.Events) == 0 {
 		return nil, nil
 	}
+	parked, err := sub.parkedAfter(s, r.Changes)
+	if err != nil {
+		restore()
+		return nil, err
+	}
 	records, err := s.Commit(ctx, r)
 	if err != nil {
 		restore()
@@ -543,7 +557,34 @@ func (sub *subscription) commitSettles(ctx context.Context, s *store.Store, r st
 	for p, rec := range next {
 		sub.recs[p] = rec
 	}
+	sub.parked = parked
 	return records, nil
+}
+
+// parkedAfter returns how many events of sub are parked once changes are
+// committed: a replay deletes a parked record, a park puts one, which an
+// event parked before, delivered again after a reset and parked again
+// had already. On a shared backend it is not kept (sub.parked).
+func (sub *subscription) parkedAfter(s *store.Store, changes []store.Change) (int, error) {
+	n := sub.parked
+	if sub.node != "" {
+		return n, nil
+	}
+	for _, c := range changes {
+		if c.Space != spaceParked {
+			continue
+		}
+		if c.Value == nil {
+			n--
+			continue
+		}
+		if _, found, err := s.State(spaceParked, c.Key); err != nil {
+			return 0, err
+		} else if !found {
+			n++
+		}
+	}
+	return n, nil
 }
 
 // Info describes a subscription for reads.
@@ -585,16 +626,17 @@ func (m *Manager) Counts() ([]Counts, error) {
 	out := make([]Counts, 0, len(subs))
 	for _, sub := range subs {
 		sub.mu.Lock()
-		c := Counts{Name: sub.def.Name, Consumers: len(sub.consumers), Outcomes: sub.outcomes}
+		c := Counts{Name: sub.def.Name, Consumers: len(sub.consumers), Outcomes: sub.outcomes, Parked: sub.parked}
 		for _, p := range sub.parts {
 			c.InFlight += len(p.inFlight) + len(p.replays)
 		}
 		sub.mu.Unlock()
-		parked, err := m.countParked(sub.def.Name)
-		if err != nil {
-			return nil, err
+		if sub.node != "" {
+			var err error
+			if c.Parked, err = m.countParked(sub.def.Name); err != nil {
+				return nil, err
+			}
 		}
-		c.Parked = parked
 		out = append(out, c)
 	}
 	return out, nil
@@ -668,6 +710,13 @@ func (m *Manager) info(sub *subscription) (Info, error) {
 	if err := m.catchUpLag(sub); err != nil { // the long part of the count, with pauses for the others
 		return Info{}, err
 	}
+	parked := -1
+	if sub.node != "" { // counted, outside the lock
+		var err error
+		if parked, err = m.countParked(sub.def.Name); err != nil {
+			return Info{}, err
+		}
+	}
 	sub.mu.Lock()
 	defer sub.mu.Unlock()
 	if sub.deleted {
@@ -721,10 +770,11 @@ func (m *Manager) info(sub *subscription) (Info, error) {
 	}
 	info.Consumers = consumers
 
-	var err error
-	if info.Parked, err = m.countParked(sub.def.Name); err != nil {
-		return Info{}, err
+	info.Parked = parked
+	if sub.node == "" {
+		info.Parked = sub.parked
 	}
+	var err error
 	// Under the same lock as the deliveries in flight: an event moves from
 	// the lag into flight only with it, so no event is missing from both.
 	info.Lag, err = m.lagLocked(sub)

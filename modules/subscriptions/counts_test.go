@@ -123,6 +123,10 @@ func TestDeleteAndReplayInBatches(t *testing.T) {
 	if _, err := s.Commit(ctx, store.Request{Changes: changes}); err != nil {
 		t.Fatal(err)
 	}
+	m = started(t, s, &clock{now: t0}) // a start counts them
+	if info, err := m.Get("billing"); err != nil || info.Parked != parked {
+		t.Fatalf("parked after a start: %+v %v", info.Parked, err)
+	}
 	if n, err := m.Replay(ctx, "billing", nil); err != nil || n != parked {
 		t.Fatalf("replay of all: %d %v, want %d", n, err, parked)
 	}
@@ -146,4 +150,44 @@ func TestDeleteAndReplayInBatches(t *testing.T) {
 	if info, err := m.Get("billing"); err != nil || info.Parked != 0 {
 		t.Fatalf("the name created again: %+v %v", info, err)
 	}
+}
+
+// TestParkedCountKept: the parked count a node keeps follows parks,
+// a park of an event parked before (delivered again after a reset) and
+// replays, as a count of the records says.
+func TestParkedCountKept(t *testing.T) {
+	s := storetest.Start(t, storetest.Pebble.New(t))
+	orders(t, s, 1) // /orders at id 0
+	c := &clock{now: t0}
+	m := started(t, s, c)
+	if _, err := m.Create(ctx, definition(1, 1)); err != nil {
+		t.Fatal(err)
+	}
+	w, _ := m.Connect(ctx, "billing", "w1")
+	parkAll := func() {
+		t.Helper()
+		for range 4 { // three attempts, then parked
+			poll(t, m, w)
+			c.now = c.now.Add(time.Second)
+		}
+	}
+	check := func(what string, want int) {
+		t.Helper()
+		info, err := m.Get("billing")
+		counted, cerr := m.countParked("billing")
+		if err != nil || cerr != nil || info.Parked != want || counted != want {
+			t.Fatalf("%s: parked %d, records %d, want %d (%v %v)", what, info.Parked, counted, want, err, cerr)
+		}
+	}
+	parkAll()
+	check("parked", 1)
+	if _, err := m.Reset(ctx, "billing", Start{Kind: FromBeginning}); err != nil {
+		t.Fatal(err)
+	}
+	parkAll() // delivered again after the reset, parked again: one record
+	check("parked again after a reset", 1)
+	if n, err := m.Replay(ctx, "billing", nil); err != nil || n != 1 {
+		t.Fatalf("replay: %d %v", n, err)
+	}
+	check("replayed", 0)
 }
