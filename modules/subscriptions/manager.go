@@ -58,10 +58,10 @@ type subscription struct {
 	lag       lagCount
 	// parked counts the parked events on a backend of one node, kept as
 	// the commits park and replay them; on a shared backend other nodes
-	// do too, and it is not kept (parkedCount counts them).
+	// do too, and it is not kept (countParked counts them).
 	parked int
-	saved     []Partition // commit's copies of partitions, their slices reused
-	routes    routes
+	saved  []Partition // commit's copies of partitions, their slices reused
+	routes routes
 	// node is this node's name on a shared backend, else "": then recs are
 	// the partitions' records as this node last read or wrote them
 	// (shared.go).
