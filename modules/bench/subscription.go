@@ -57,8 +57,14 @@ func (r *runner) runSubscription() error {
 		if shape.scenario == "subscription-ack" {
 			label = fmt.Sprintf("acknowledge %d x%d, alone", ackBatch, shape.events/ackBatch)
 		}
+		probing, stopProbing := context.WithCancel(r.ctx)
+		probed := make(chan probe, 1)
+		go func() { probed <- r.target.probeReads(probing, name) }()
 		res := r.target.Drain(r.ctx, label, name, shape.consumers, shape.events)
+		stopProbing()
+		reads := <-probed
 		rec := r.record(shape.scenario, res, r.end(r.server, idle))
+		fmt.Fprintf(r.out, "%-28s meanwhile %s\n", "", reads)
 		if rec.PeakRSSBytes > 0 {
 			fmt.Fprintf(r.out, "%-28s server RSS %+.1f MiB at most, against %.1f MiB before; acknowledge %d tokens p50 %.2f ms, p99 %.2f ms\n", "",
 				float64(rec.PeakRSSBytes-idle.RSS)/(1<<20), float64(idle.RSS)/(1<<20), ackBatch, rec.LatencyP50Ms, rec.LatencyP99Ms)
