@@ -233,15 +233,7 @@ func (m *Manager) Poll(ctx context.Context, c *Consumer) (out []Delivered, more 
 	if c.err != nil {
 		return nil, false, c.err
 	}
-	var owned, parts []int
-	for i, p := range sub.parts {
-		if p.Owner == c.Name {
-			owned = append(owned, i)
-		}
-		if p.Owner == c.Name || (p.Owner != "" && p.Room() > 0) {
-			parts = append(parts, i) // what this poll may change
-		}
-	}
+	owned, parts := sub.pollable(c.Name)
 	if len(owned) == 0 || (m.shared != nil && !m.shared.valid()) {
 		return nil, false, nil
 	}
@@ -253,49 +245,17 @@ func (m *Manager) Poll(ctx context.Context, c *Consumer) (out []Delivered, more 
 	mine := &batch{limit: m.batch}
 	parkedCount := 0
 	_, err = sub.commit(ctx, m.store, store.Request{InReadOnly: true}, parts, func() ([]store.Change, error) {
-		var (
-			parkedChanges []store.Change
-			due           []Delivered // their records from the read-ahead, or read below
-			unread        []uint64
-		)
-		for _, i := range owned {
-			if len(due) >= m.batch {
-				break
-			}
-			p := sub.parts[i]
-			again, parked := p.Due(now, m.batch-len(due))
-			for _, d := range again {
-				rec, ok := c.ahead.take(d.EventID)
-				if !ok {
-					unread = append(unread, d.EventID)
-				}
-				due = append(due, Delivered{Token: sub.token(p, d), Record: rec})
-			}
-			for _, pk := range parked {
-				parkedChanges = append(parkedChanges, parkChange(sub.def.Name, p.Index, pk))
-			}
-			parkedCount += len(parked)
+		parkedChanges, n, err := sub.takeDue(view, now, c, owned, mine)
+		parkedCount = n
+		if err != nil || mine.full() {
+			return parkedChanges, err
 		}
-		if err := readDue(view, due, unread); err != nil {
-			return nil, err
-		}
-		for _, d := range due {
-			mine.add(d)
-		}
-		if mine.full() {
-			return parkedChanges, nil
-		}
-		cut, err := sub.scan(view, now, c, mine, m.batch)
-		more = cut
+		more, err = sub.scan(view, now, c, mine, m.batch)
 		return parkedChanges, err
 	})
 	if errors.Is(err, errFenced) {
 		// Another node changed a partition: read them again, and poll again.
-		if err := m.refreshAll(sub, false); err != nil {
-			if errors.Is(err, errPartitionGone) {
-				m.gone(sub)
-				return nil, false, ErrDeleted
-			}
+		if err := m.reread(sub); err != nil {
 			return nil, false, err
 		}
 		return nil, true, nil
@@ -303,21 +263,9 @@ func (m *Manager) Poll(ctx context.Context, c *Consumer) (out []Delivered, more 
 	if err != nil {
 		return nil, false, err
 	}
-	for _, i := range owned {
-		p := sub.parts[i]
-		sub.outcomes.TimedOut += uint64(p.TakeTimeouts())
-		if !more {
-			if due, ok := p.NextDue(); ok && !due.After(now) {
-				more = true // left for the next batch
-			}
-		}
-	}
-	sub.outcomes.Parked += uint64(parkedCount)
-	c.ahead.prune(func(partition int, id uint64) bool { // what is no longer c's to send
-		p := sub.parts[partition]
-		i, found := searchDeliveries(p.inFlight, id)
-		return p.Owner != c.Name || !found || !p.inFlight[i].Unsent
-	})
+	sub.countOutcomes(owned, parkedCount)
+	more = more || sub.dueNow(owned, now) // left for the next batch
+	sub.pruneAhead(c)
 	return mine.out, more || mine.full(), nil
 }
 
