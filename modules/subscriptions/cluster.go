@@ -422,21 +422,7 @@ func (m *Manager) reconcile(ctx context.Context, sub *subscription, replaced str
 	if err != nil {
 		return err
 	}
-	kept := sub.consumers[:0:0]
-	for _, c := range sub.consumers {
-		e, ok := reg[c.Name]
-		switch {
-		case !ok:
-			if err := m.register(ctx, sub, c, 0); err == nil {
-				reg[c.Name] = registryEntry{consumerRecord: consumerRecord{Node: m.shared.node, ConnectedAt: c.ConnectedAt}, name: c.Name}
-			}
-		case e.Node != m.shared.node:
-			c.end(ErrReplaced)
-			continue
-		}
-		kept = append(kept, c)
-	}
-	sub.consumers = kept
+	m.checkRegistered(ctx, sub, reg)
 	if err := m.refreshAll(sub, false); err != nil {
 		if errors.Is(err, errPartitionGone) {
 			m.gone(sub)
@@ -444,77 +430,17 @@ func (m *Manager) reconcile(ctx context.Context, sub *subscription, replaced str
 		return err
 	}
 	live := m.shared.live()
-	local := map[string]bool{}
-	for _, c := range sub.consumers {
-		local[c.Name] = true
-	}
-	owners := make([]string, len(sub.parts))
-	for i, p := range sub.parts {
-		rec := sub.recs[i]
-		if p.Owner != "" {
-			if local[p.Owner] && p.Owner != replaced {
-				owners[i] = p.Owner
-			}
-		} else if e, ok := reg[rec.Consumer]; ok && rec.Node != m.shared.node && e.Node == rec.Node && live[rec.Node] {
-			owners[i] = rec.Consumer // held by another node; one that names this node was let go (dropAll)
-		}
-	}
-	var entries []registryEntry
-	for _, e := range reg {
-		if live[e.Node] {
-			entries = append(entries, e)
-		}
-	}
-	slices.SortFunc(entries, func(a, b registryEntry) int {
-		if c := a.ConnectedAt.Compare(b.ConnectedAt); c != 0 {
-			return c
-		}
-		return strings.Compare(a.name, b.name)
-	})
-	names := make([]string, len(entries))
-	for i, e := range entries {
-		names[i] = e.name
-	}
-	next := Assign(owners, names)
-	valid := m.shared.valid()
-	var moved []int
-	targets := map[int]string{}
-	for i, p := range sub.parts {
-		target := next[i]
-		if !local[target] {
-			target = ""
-		}
-		held := p.Owner != "" && (owners[i] != p.Owner || next[i] != p.Owner)
-		if held || (p.Owner == "" && owners[i] == "" && target != "" && valid) {
-			moved = append(moved, i)
-			targets[i] = target
-		}
-	}
+	local := sub.localNames()
+	owners := m.holders(sub, reg, live, local, replaced)
+	next := Assign(owners, liveConsumers(reg, live))
+	moved, targets := sub.moves(owners, next, local, m.shared.valid())
 	if len(moved) == 0 {
 		return nil
 	}
-	for _, i := range moved {
-		if sub.remote(i) { // taken from a node whose lease was reaped: as stored
-			if err := m.refresh(sub, i, true); err != nil {
-				return err
-			}
-		}
-	}
-	touched := map[string]bool{}
-	_, err = sub.commit(ctx, m.store, store.Request{InReadOnly: true}, moved, func() ([]store.Change, error) {
-		for _, i := range moved {
-			touched[sub.parts[i].Owner], touched[targets[i]] = true, true
-			sub.parts[i].Move(targets[i])
-		}
-		return nil, nil
-	})
-	if err != nil {
+	if err := m.readTaken(sub, moved); err != nil {
 		return err
 	}
-	for name := range touched {
-		sub.notify(name)
-	}
-	return nil
+	return m.move(ctx, sub, moved, targets)
 }
 
 // gone ends a subscription deleted on another node: its consumers end with
