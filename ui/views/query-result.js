@@ -122,10 +122,14 @@ export class QueryResult {
     while (row.children.length > cells) row.lastElementChild.remove();
     while (row.children.length < cells) row.append(el('div', { class: 'vcell', role: 'gridcell' }));
     if (text === null) {
-      row.firstElementChild.textContent = '…';
+      // Loading, or lost: a row the browser cannot read back says so.
+      const failed = this.store.failure(index) !== null;
+      row.classList.toggle('vfail', failed);
+      row.firstElementChild.textContent = failed ? 'Cannot be shown: the browser could not read this row back' : '…';
       for (const cell of [...row.children].slice(1)) cell.textContent = '';
       return;
     }
+    row.classList.remove('vfail');
     if (this.json) {
       row.firstElementChild.textContent = text;
       return;

@@ -5,7 +5,7 @@
 import { readLines, lineText, parseLine, startsWith, isAbort, ApiError, Latest } from '../api.js';
 import { $, showError, errorMessage, formatBytes } from '../dom.js';
 import { Download, failure } from '../download.js';
-import { LineStore } from '../lines.js';
+import { LineStore, describe } from '../lines.js';
 import { QueryResult } from './query-result.js';
 
 const PATH = '/api/v1/run-eventql-query';
@@ -16,9 +16,10 @@ let result = null;
 let run = null; // { controller, started, query }
 let exporting = null; // the export's Download
 let frame = 0;
+let unreadable = []; // [first, last] rows (0-based) whose block could not be read back
 
 export function init() {
-  store = new LineStore(() => result.list.refresh());
+  store = new LineStore(() => result.list.refresh(), showUnreadable);
   result = new QueryResult(store);
   $('query-run').addEventListener('click', () => {
     start();
@@ -63,15 +64,30 @@ async function start() {
   run = { controller, started: performance.now(), query: $('query-text').value };
   store.clear();
   result.reset();
+  unreadable = [];
   showError($('query-error'), '');
+  showError($('query-read-error'), '');
   setState('running');
   try {
+    let kept = true;
     for await (const batch of readLines(PATH, { query: run.query }, { signal: controller.signal })) {
       if (!requests.owns(controller)) return;
-      for (const line of batch) take(line);
+      for (const line of batch) {
+        kept = take(line);
+        if (!kept) break;
+      }
       schedule();
+      if (!kept) break; // ends the request
+      const writes = store.ready(controller.signal);
+      if (writes) await writes;
     }
-    if (requests.owns(controller)) setState('done');
+    if (!requests.owns(controller)) return;
+    if (kept) {
+      setState('done');
+    } else {
+      setState('stopped');
+      showError($('query-error'), `The query stopped after ${store.count.toLocaleString('en-US')} rows: ${store.stopped.message}. Export NDJSON saves every row; or narrow the query (WHERE, TOP).`);
+    }
   } catch (error) {
     if (!requests.owns(controller)) return;
     if (isAbort(error)) {
@@ -86,13 +102,22 @@ async function start() {
 }
 
 // Keeps a row line's bytes; a heartbeat is dropped, an error line throws.
+// Returns false when the store keeps no more rows.
 function take(line) {
-  if (startsWith(line, ROW)) {
-    store.append(line);
-    return;
-  }
+  if (startsWith(line, ROW)) return store.append(line);
   const item = parseLine(lineText(line));
-  if (item && item.type === 'row') store.append(line);
+  return item && item.type === 'row' ? store.append(line) : true;
+}
+
+// Says which rows cannot be shown because the browser could not read their
+// block back; those rows say so too (query-result.js).
+function showUnreadable(error, first, last) {
+  unreadable.push([first, last]);
+  const ranges = unreadable.slice(0, 3).map(([a, b]) => `${(a + 1).toLocaleString('en-US')}–${(b + 1).toLocaleString('en-US')}`);
+  const more = unreadable.length > 3 ? ` and ${unreadable.length - 3} more blocks` : '';
+  const rows = unreadable.reduce((n, [a, b]) => n + b - a + 1, 0);
+  $('query-read-error').dataset.rows = String(rows);
+  showError($('query-read-error'), `Rows ${ranges.join(', ')}${more} cannot be shown: the browser could not read them back from its storage (${describe(error)}). Run the query again, or Export NDJSON for every row.`);
 }
 
 // The grid and the count follow the stream at most once a frame.
@@ -110,11 +135,13 @@ function update() {
   const rows = `${n.toLocaleString('en-US')} ${n === 1 ? 'row' : 'rows'}`;
   const seconds = run ? ((performance.now() - run.started) / 1000).toFixed(1) : '0';
   count.dataset.value = String(n);
+  count.dataset.bytes = String(store.size);
   count.textContent = {
     idle: '',
     running: `Running… ${rows}, ${formatSize(store.size)}, ${seconds} s`,
     done: `${rows} in ${seconds} s`,
     cancelled: `Cancelled after ${rows}`,
+    stopped: `${rows} kept, query stopped`,
     // Only a stream that failed after it started had rows before the
     // error; a query refused at once (400) never ran.
     error: run && run.failedAfterStart ? `${rows} before the error` : '',
@@ -129,7 +156,7 @@ function setState(state) {
   $('query-export').disabled = running || store.count === 0 || exporting !== null;
   $('query-table').setAttribute('aria-busy', String(running));
   update();
-  const status = { running: 'Query running.', done: `Query done: ${$('query-count').textContent}.`, cancelled: `${$('query-count').textContent}.` }[state];
+  const status = { running: 'Query running.', done: `Query done: ${$('query-count').textContent}.`, cancelled: `${$('query-count').textContent}.`, stopped: `Query stopped after ${$('query-count').dataset.value} rows.` }[state];
   if (status) $('query-status').textContent = status;
 }
 

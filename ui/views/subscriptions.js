@@ -18,7 +18,7 @@ import { streamNDJSON, readLines, lineText, parseLine, startsWith, postJSON, isA
 import { $, el, showError, errorMessage, formatTime } from '../dom.js';
 import { VirtualList } from '../virtual.js';
 import { Chart } from '../chart.js';
-import { LineStore } from '../lines.js';
+import { LineStore, describe } from '../lines.js';
 import { members, pretty } from '../rawjson.js';
 import * as sampler from '../sampler.js';
 
@@ -141,7 +141,7 @@ export function init() {
       { label: 'Parked at' }, { label: 'Reason' }, { label: 'Subject' }, { label: 'Type' },
     ], { cells: parkedCells, decorate: decorateParked, onOpen: (i, byKey) => openParked(i, byKey) }),
   };
-  parked.store = new LineStore(() => grids.parked.list.refresh());
+  parked.store = newParkedStore();
   // A failure here must not stop the sampler (and the dashboard's charts).
   sampler.subscribe((samples) => {
     try {
@@ -506,7 +506,7 @@ async function loadParked(force = false) {
   const name = selected;
   const own = parkedReads.start();
   const fresh = parked.name !== name;
-  const store = fresh ? parked.store : new LineStore(() => grids.parked.list.refresh());
+  const store = fresh ? parked.store : newParkedStore();
   const started = performance.now();
   if (fresh) {
     closeParked(false);
@@ -520,8 +520,11 @@ async function loadParked(force = false) {
     for await (const batch of readLines(`${API}read-parked-events`, { subscription: name }, { signal: own.signal })) {
       if (!parkedReads.owns(own)) return;
       for (const line of batch) {
-        if (startsWith(line, PARKED_LINE)) store.append(line);
-        else parseLine(lineText(line)); // a heartbeat; an error line throws
+        if (startsWith(line, PARKED_LINE)) {
+          if (!store.append(line)) throw new Error(`the list stopped after ${count(store.count)} events: ${store.stopped.message}`);
+        } else {
+          parseLine(lineText(line)); // a heartbeat; an error line throws
+        }
       }
       if (fresh) showParked(false);
     }
@@ -595,8 +598,16 @@ function parkedIndex(id) {
   return -1;
 }
 
+// A store of parked event lines; one whose lines cannot be read back says so.
+function newParkedStore() {
+  return new LineStore(() => grids.parked.list.refresh(), (error, first, last) => {
+    showError($('parked-error'), `Parked events ${count(first + 1)}–${count(last + 1)} cannot be shown: the browser could not read them back from its storage (${describe(error)}).`);
+  });
+}
+
 function parkedCells(index) {
   const entry = parkedEntry(index);
+  if (!entry && parked.store.failure(index)) return [{ text: 'Cannot be shown' }, ...Array(6).fill({ text: '' })];
   if (!entry) return null;
   const p = entry.payload;
   return [
