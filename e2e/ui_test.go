@@ -37,7 +37,7 @@ type browser struct {
 // newBrowser starts Chromium (the Debian package) with a window of the
 // given size. Screenshots go to the test's temp dir, or to the directory
 // UI_SCREENSHOTS_DIR names, to keep them.
-func newBrowser(t *testing.T, width, height int) *browser {
+func newBrowser(t *testing.T, width, height int, options ...chromedp.ExecAllocatorOption) *browser {
 	t.Helper()
 	path, err := exec.LookPath("chromium")
 	if err != nil {
@@ -48,6 +48,7 @@ func newBrowser(t *testing.T, width, height int) *browser {
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(path), chromedp.NoSandbox, chromedp.WindowSize(width, height),
 		chromedp.Flag("disable-dev-shm-usage", true), chromedp.Env("TMPDIR="+t.TempDir()))
+	opts = append(opts, options...)
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelTab := chromedp.NewContext(allocCtx)
 	b := &browser{t: t, ctx: ctx, shots: t.TempDir()}

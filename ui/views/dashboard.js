@@ -70,10 +70,14 @@ function loaded(part) {
   if (shown.health && shown.metrics) $('view-dashboard').dataset.loaded = 'true';
 }
 
-function setStat(name, text, value, state) {
+// Sets a stat's text; with unit, the text is a figure followed by the unit
+// in smaller type.
+function setStat(name, text, value, state, unit = '') {
   const node = document.querySelector(`#view-dashboard [data-stat="${name}"]`);
   node.dataset.value = value === undefined || value === null ? '' : String(value);
-  node.querySelector('.stat-value').textContent = text;
+  const shown = node.querySelector('.stat-value');
+  if (unit) shown.replaceChildren(`${text} `, el('span', { class: 'stat-unit', text: unit }));
+  else shown.textContent = text;
   if (state !== undefined) node.dataset.state = state;
 }
 
@@ -124,7 +128,8 @@ function renderHealth(health) {
 function renderMetrics(samples) {
   const last = samples ? sampler.points[sampler.points.length - 1] : null;
   const rate = last ? last.writeRate : null;
-  setStat('write-rate', rate === null ? '—' : `${formatRate(rate)} events/s`, rate === null ? '' : rate.toFixed(3));
+  if (rate === null) setStat('write-rate', '—', '');
+  else setStat('write-rate', formatRate(rate), rate.toFixed(3), undefined, 'events/s');
   const observers = last ? last.observers : null;
   setStat('observers', observers === null ? '—' : String(observers), observers === null ? '' : observers);
   const now = performance.now();

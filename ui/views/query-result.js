@@ -9,6 +9,7 @@ import { $, el } from '../dom.js';
 const ROW_PREFIX = '{"type":"row","payload":';
 const SAMPLE = 100; // rows whose keys and lengths set the first columns
 const MAX_WIDTH = 48; // characters
+const TRAILING = '1.5rem'; // room after the last column
 // Columns come in this order: an event's id, time, subject and type (those
 // present), the other keys as they first appear, and data last.
 const LEADING = ['id', 'time', 'subject', 'type'];
@@ -112,7 +113,9 @@ export class QueryResult {
     const columns = this.json ? ['JSON'] : this.columns || [];
     this.head.replaceChildren(...columns.map((c) => el('div', { class: 'vcell', role: 'columnheader', text: c })));
     const widths = this.json ? ['max-content'] : this.widths.map((w) => `${Math.max(6, w) + 3}ch`); // 3: the padding
-    this.grid.style.setProperty('--cols', `${widths.join(' ')} minmax(0, 1fr)`);
+    // The last column leaves room after it: a scrollbar drawn over the
+    // content (overlay scrollbars) never covers the last heading.
+    this.grid.style.setProperty('--cols', `${widths.join(' ')} minmax(${TRAILING}, 1fr)`);
   }
 
   #renderRow(index, row) {

@@ -4,17 +4,26 @@
 // subjects lie below; a "Show more" row after a node's loaded children
 // stands for the pages not read yet. visible is the flattened list of shown rows:
 // nodes, and the more rows of open nodes with pages left.
+//
+// The server sends siblings in byte order (1439 before 144); once all of a
+// node's children are read they are shown in natural order (numbers by
+// value: 144, 1439, 1440). In a store of at most COUNT_LIMIT subjects
+// (count() tells), opening a node reads all of its children at once.
 import { postJSON } from '../api.js';
 
 /** Children read per page. */
 export const PAGE = 100;
+/** The subjects count() counts at most, and the children a node reads at once where they are fewer. */
+export const COUNT_LIMIT = 10000;
+const BIG_PAGE = 1000; // the API's largest page
+const COUNT_REQUESTS = 30; // count() gives up after as many
 
 /**
  * Reads a page of the children of subject after the child after (null:
  * from the first): { children: [{ subject, hasEvents, hasChildren }], next }.
  */
-function readChildren(subject, after, signal) {
-  const body = { subject, limit: PAGE };
+function readChildren(subject, after, signal, limit = PAGE) {
+  const body = { subject, limit };
   if (after) body.after = after;
   return postJSON('/api/v1/read-subject-children', body, { signal });
 }
@@ -53,22 +62,67 @@ export class SubjectTree {
   constructor(roots = ['/']) {
     this.roots = roots.map((subject, i) => node(subject, 0, null, i + 1));
     this.visible = [...this.roots];
+    this.total = null; // the subjects below the roots, roots included, once count() knows: { n, exact }
   }
 
   /**
-   * Reads the next page of n's children (the first if none was read) and
-   * shows it if n is open; on failure nothing changes.
+   * Counts the subjects of the tree (search-subjects lists every subject
+   * for the text ""), up to COUNT_LIMIT: total then is { n, exact: true },
+   * or { n, exact: false } when it stopped at n (past COUNT_LIMIT, or after
+   * COUNT_REQUESTS requests: the server ends a page early after 50 ms).
+   */
+  async count(signal) {
+    let n = 0;
+    let requests = 0;
+    for (const root of this.roots) {
+      let after = null;
+      do {
+        if (n > COUNT_LIMIT || requests === COUNT_REQUESTS) {
+          this.total = { n, exact: false };
+          return;
+        }
+        const page = await searchSubjects(root.subject, '', after, BIG_PAGE, signal);
+        requests += 1;
+        n += page.subjects.length;
+        after = page.next || null;
+      } while (after !== null);
+    }
+    this.total = { n, exact: true };
+  }
+
+  /** Whether the tree is small enough to read a node's children all at once. */
+  get small() {
+    return this.total !== null && this.total.exact && this.total.n <= COUNT_LIMIT;
+  }
+
+  /**
+   * Reads the next page of n's children (the first if none was read), or
+   * in a small tree all of them (up to COUNT_LIMIT), and shows them if n is
+   * open; returns the first child read (null: none). On failure nothing
+   * changes.
    */
   async loadPage(n, signal) {
-    const page = await readChildren(n.subject, n.children ? n.next : null, signal);
+    const all = this.small;
+    const read = [];
+    let after = n.children ? n.next : null;
+    do {
+      const page = await readChildren(n.subject, after, signal, all ? BIG_PAGE : PAGE);
+      for (const c of page.children) read.push(c);
+      after = page.next || null;
+    } while (all && after !== null && read.length < COUNT_LIMIT);
     const children = n.children || [];
-    for (const c of page.children) {
-      children.push(node(c.subject, n.depth + 1, n, children.length + 1, c.hasChildren, c.hasEvents));
+    const first = children.length;
+    for (const c of read) children.push(node(c.subject, n.depth + 1, n, children.length + 1, c.hasChildren, c.hasEvents));
+    const fresh = children[first] || null;
+    if (after === null) {
+      children.sort((a, b) => naturalCompare(a.name, b.name));
+      children.forEach((c, i) => { c.posinset = i + 1; });
     }
     n.children = children;
-    n.next = page.next || null;
+    n.next = after;
     n.hasChildren = children.length > 0 || n.next !== null;
     if (n.expanded) this.expand(n);
+    return fresh;
   }
 
   /** The number of children of n, or -1 while pages are left (unknown). */
@@ -118,6 +172,34 @@ export class SubjectTree {
   find(subject) {
     return this.visible.find((n) => !n.more && n.subject === subject) || null;
   }
+}
+
+/**
+ * Compares two subject segments in natural order: runs of digits by their
+ * value (144 before 1439), other text by code unit; equal values with
+ * fewer leading zeros first.
+ */
+export function naturalCompare(a, b) {
+  const x = a.match(/\d+|\D+/g) || [];
+  const y = b.match(/\d+|\D+/g) || [];
+  for (let i = 0; i < Math.min(x.length, y.length); i += 1) {
+    const p = x[i];
+    const q = y[i];
+    if (p === q) continue;
+    if (isDigit(p) && isDigit(q)) {
+      const pv = p.replace(/^0+/, '');
+      const qv = q.replace(/^0+/, '');
+      if (pv.length !== qv.length) return pv.length - qv.length;
+      if (pv !== qv) return pv < qv ? -1 : 1;
+      return p.length - q.length;
+    }
+    return p < q ? -1 : 1;
+  }
+  return x.length - y.length;
+}
+
+function isDigit(run) {
+  return run.charCodeAt(0) >= 48 && run.charCodeAt(0) <= 57;
 }
 
 // The rows in display order: each node followed by its expanded

@@ -4,12 +4,13 @@
 // subjects, searched by the server a page at a time (docs/api.md §4.6a).
 // The tree starts at "/", or at the token's read prefixes. The tree, its
 // open nodes and the scroll position stay while other views are shown;
-// Refresh reads them again.
+// Refresh reads them again. The count says how many subjects show, and of
+// how many where the tree is small enough to count (subject-tree.js).
 import { isAbort, Latest } from '../api.js';
 import * as access from '../access.js';
 import { $, el, showError, errorMessage } from '../dom.js';
 import { VirtualList } from '../virtual.js';
-import { SubjectTree, searchSubjects } from './subject-tree.js';
+import { SubjectTree, searchSubjects, COUNT_LIMIT } from './subject-tree.js';
 
 const DEBOUNCE_MS = 250;
 const MATCH_PAGE = 200; // matches per search request
@@ -23,6 +24,7 @@ let filter = '';
 let matches = null; // { text, subjects, next, complete } while filtering
 let debounce = 0;
 let savedTop = 0;
+let counting = null; // AbortController of the tree's count
 
 export function init() {
   list = new VirtualList($('subject-tree'), { createRow, renderRow, onKey });
@@ -60,6 +62,7 @@ export function init() {
 export function enter() {
   if (!tree) {
     tree = new SubjectTree(roots());
+    countTree();
     for (const root of tree.roots) open(root);
   } else if (matches && !matches.complete && (matches.subjects.length < SHORT || nearEnd())) {
     searchOn(matches);
@@ -142,7 +145,7 @@ function renderRow(index, row) {
     twisty.textContent = p.loading ? '…' : '';
     name.textContent = p.loading
       ? `Reading more of ${p.subject}…`
-      : `Show more of ${p.subject} (${p.children.length.toLocaleString('en-US')} shown)`;
+      : `Show more of ${p.subject} (${p.children.length.toLocaleString('en-US')} shown, in text order until all are read)`;
     return;
   }
   delete row.dataset.more;
@@ -230,13 +233,17 @@ async function loadPage(n) {
     // The focused row keeps the focus as rows come in above it; on the
     // more row, the focus goes to the first of the new children, which
     // take its place.
+    // Once the last page is read the children sort in natural order: the
+    // focus then follows the first new child to its place.
     const focused = $('subject-tree').contains(document.activeElement) ? tree.visible[list.active] : null;
-    await tree.loadPage(n, own.signal);
-    const at = focused && !focused.more ? tree.visible.indexOf(focused) : -1;
+    const fresh = await tree.loadPage(n, own.signal);
+    const follow = focused && focused.more ? (focused.parent === n ? fresh : null) : focused;
+    const at = follow ? tree.visible.indexOf(follow) : -1;
     if (at >= 0 && at !== list.active) {
       list.setCount(rows());
       list.focusIndex(at);
     }
+    if (tree.small && n.next !== null) queueMicrotask(() => loadMore(n)); // the count came while the page was read
     return true;
   } catch (error) {
     if (!isAbort(error)) {
@@ -258,6 +265,7 @@ async function refresh() {
   const wasOpen = tree ? tree.expandedSubjects() : [];
   const top = $('subject-tree').scrollTop;
   tree = new SubjectTree(roots());
+  countTree();
   for (const root of tree.roots) if (!wasOpen.includes(root.subject)) wasOpen.unshift(root.subject);
   show();
   for (const subject of wasOpen) {
@@ -269,6 +277,32 @@ async function refresh() {
   }
   $('subject-tree').scrollTop = top;
   if (matches) applyFilter(true);
+}
+
+// Counts the tree's subjects; a small tree then reads the rest of the open
+// nodes' children. A count that fails leaves the total unknown ("shown").
+function countTree() {
+  if (counting) counting.abort();
+  const own = new AbortController();
+  const counted = tree;
+  counting = own;
+  counted.count(own.signal).then(() => {
+    if (tree !== counted) return;
+    show();
+    if (counted.small) for (const n of counted.visible) if (n.expanded && n.next !== null) loadMore(n);
+  }, () => {}).finally(() => {
+    if (counting === own) counting = null;
+  });
+}
+
+// "602 of 1,503 shown": the subjects shown, and of how many when counted.
+function shownText() {
+  const shown = tree.shown().toLocaleString('en-US');
+  const total = tree.total;
+  if (!total) return `${shown} shown`;
+  if (!total.exact && total.n > COUNT_LIMIT) return `${shown} of more than ${COUNT_LIMIT.toLocaleString('en-US')} shown`;
+  if (!total.exact) return `${shown} of at least ${total.n.toLocaleString('en-US')} shown`;
+  return `${shown} of ${total.n.toLocaleString('en-US')} shown`;
 }
 
 // Whether the rows in view reach near the end of the list.
@@ -336,7 +370,7 @@ function show() {
     count.textContent = matchText(matches);
   } else if (!running() && tree) {
     const none = tree.roots.every((r) => r.hasChildren === false);
-    count.textContent = none ? 'No subjects.' : `${tree.shown().toLocaleString('en-US')} shown`;
+    count.textContent = none ? 'No subjects.' : shownText();
   }
   list.setCount(n);
   list.refresh();
