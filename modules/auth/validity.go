@@ -71,8 +71,9 @@ func (v *validity) add(needs []Need, end func(cause error)) (stop func()) {
 func (v *validity) update(grants Grants, expires time.Time) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
+	moved := !expires.Equal(v.expires)
 	v.grants, v.expires = grants, expires
-	v.checkLocked()
+	v.checkLocked(moved)
 }
 
 // remove ends every stream of the token with ErrTokenRevoked.
@@ -80,20 +81,20 @@ func (v *validity) remove() {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	v.removed = true
-	v.checkLocked()
+	v.checkLocked(false)
 }
 
-// checkLocked ends the streams that must end now and times the others'
-// expiry.
-func (v *validity) checkLocked() {
+// checkLocked ends the streams that must end now and, when the expiry
+// moved, times the others' again.
+func (v *validity) checkLocked(moved bool) {
 	now := time.Now()
 	for w := range v.streams {
 		if cause := v.causeLocked(w, now); cause != nil {
 			v.dropLocked(w)
 			w.end(cause)
-			continue
+		} else if moved {
+			v.timeLocked(w)
 		}
-		v.timeLocked(w)
 	}
 }
 
@@ -163,7 +164,8 @@ func Allowed(ctx context.Context, need Need) bool {
 // reload removes the token or takes from it a need the request was
 // allowed by (its route's permission, and what Allowed checked). The
 // request's handler must call Allowed before Watch, and stop when the
-// stream ends. A request without a token in its context is never ended.
+// stream ends; end must not block (it may run under the token's lock). A
+// request without a token in its context is never ended.
 func Watch(ctx context.Context, end func(cause error)) (stop func()) {
 	p, ok := ctx.Value(passedKey{}).(*passed)
 	if !ok {
