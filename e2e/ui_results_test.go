@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/page"
-	"github.com/chromedp/cdproto/performance"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
@@ -115,13 +114,7 @@ func TestUIQueryMillionsOfRows(t *testing.T) {
 	inst := harness.Start(t, bin, harness.Dev("--with-ui")...)
 	writeGridStore(t, inst, gridEvents)
 	b := newBrowser(t, 1280, 900)
-	b.run("stall monitor", chromedp.ActionFunc(func(ctx context.Context) error {
-		if err := performance.Enable().Do(ctx); err != nil {
-			return err
-		}
-		_, err := page.AddScriptToEvaluateOnNewDocument(stallMonitor).Do(ctx)
-		return err
-	}))
+	b.monitorStalls()
 	b.signIn(inst, harness.Token)
 	b.run("dashboard", chromedp.WaitVisible(`#view-dashboard[data-loaded="true"]`, chromedp.ByQuery))
 

@@ -352,6 +352,19 @@ func firstDifference(a, b []byte) int {
 	return min(len(a), len(b))
 }
 
+// monitorStalls enables the page's performance metrics and installs the
+// stall monitor (stallMonitor) in every document the tab loads from now on.
+func (b *browser) monitorStalls() {
+	b.t.Helper()
+	b.run("stall monitor", chromedp.ActionFunc(func(ctx context.Context) error {
+		if err := performance.Enable().Do(ctx); err != nil {
+			return err
+		}
+		_, err := page.AddScriptToEvaluateOnNewDocument(stallMonitor).Do(ctx)
+		return err
+	}))
+}
+
 // TestUIScale is the console against a store of 1,000,002 events over 30,002
 // subjects and a query of 1,000,000 rows: it prints the time to usable, the
 // longest main-thread stall and the tab's memory, and asserts generous
@@ -360,13 +373,7 @@ func TestUIScale(t *testing.T) {
 	inst := harness.Start(t, bin, harness.Dev("--with-ui")...)
 	buildScaleStore(t, inst)
 	b := newBrowser(t, 1280, 900)
-	b.run("stall monitor", chromedp.ActionFunc(func(ctx context.Context) error {
-		if err := performance.Enable().Do(ctx); err != nil {
-			return err
-		}
-		_, err := page.AddScriptToEvaluateOnNewDocument(stallMonitor).Do(ctx)
-		return err
-	}))
+	b.monitorStalls()
 	downloads := b.allowDownloads()
 	b.signIn(inst, harness.Token)
 	b.run("dashboard", chromedp.WaitVisible(`#view-dashboard[data-loaded="true"]`, chromedp.ByQuery))
