@@ -158,6 +158,12 @@ type Backend interface {
 	// Changes tells of commits made by other nodes: it receives after such a
 	// commit (or may, spuriously). It is nil unless Shared.
 	Changes() <-chan struct{}
+	// ChangedSpaces returns the spaces of feature state that the commits
+	// after the change numbered since (Head.States) changed, as far as they
+	// are committed now; known is false when the backend cannot tell which
+	// (the store then takes every space as changed). A space may be named
+	// that no commit after since changed, never the other way round.
+	ChangedSpaces(since uint64) (spaces []string, known bool, err error)
 	// Reset removes every event, index entry and state record and the head: the
 	// backend is empty, durably, when it returns nil. Only the writer (or
 	// a restore, which pauses it) calls it.
@@ -181,6 +187,11 @@ type Tx interface {
 	Commit(b Batch) error
 	// Rollback ends a Tx that did not commit; after Commit it does nothing.
 	Rollback()
+	// ChangedSpaces returns the spaces of feature state that the commits up
+	// to the head changed after the change numbered since (Head.States), if
+	// the Tx read them when it took the lock, as Backend.ChangedSpaces does;
+	// known is false when it cannot tell.
+	ChangedSpaces(since uint64) (spaces []string, known bool)
 	// Followed returns the events from Begin's known up to the head, if the
 	// Tx read them when it took the lock (in the same round trip), else
 	// nil: the store then reads them itself. Their records may be left out

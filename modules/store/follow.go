@@ -25,12 +25,16 @@ func (h Head) same(o Head) bool {
 }
 
 // follow brings the store's state up to head, which other nodes of a shared
-// backend committed: their feature state (OnStateChanged, the schemas among
-// it), and their events into the live window
-// and the latest-id cache; then readers and observers see them. read, unless
-// nil, are the events from the store's head on as the backend read them
-// with head. Only the writer goroutine calls it.
-func (s *Store) follow(head Head, read []Written) error {
+// backend committed: their feature state (the followers of the spaces they
+// changed, OnStateChanged; the schemas among them), and their events into
+// the live window and the latest-id cache; then readers and observers see
+// them. read, unless nil, are the events from the store's head on as the
+// backend read them with head; spaces tells which spaces of feature state
+// they changed (Backend.ChangedSpaces), asked only when they changed some.
+// Only commits that added events wake the observers (Changed): those of
+// state alone, as the other nodes' lease renewals, leave them waiting. Only
+// the writer goroutine calls it.
+func (s *Store) follow(head Head, read []Written, spaces func(since uint64) ([]string, bool, error)) error {
 	if head.same(s.head) {
 		return nil
 	}
@@ -39,7 +43,13 @@ func (s *Store) follow(head Head, read []Written) error {
 		return fmt.Errorf("the backend's head (%d events) is behind this store's (%d)", head.Count, s.head.Count)
 	}
 	if head.States != s.head.States {
-		if err := s.followState(); err != nil {
+		changed, known, err := spaces(s.head.States)
+		if err != nil {
+			return err
+		}
+		// Fewer changes than this store saw: the backend started over.
+		known = known && head.States > s.head.States
+		if err := s.followState(changed, known); err != nil {
 			return err
 		}
 	}
@@ -73,20 +83,31 @@ func (s *Store) follow(head Head, read []Written) error {
 			return errors.Join(ErrUnavailable, fmt.Errorf("follow: read %d events of %d", len(written), head.Count-from))
 		}
 	}
+	events := head.Count != s.head.Count || head.LastHash != s.head.LastHash
 	s.head = head
-	s.advance(written)
+	s.advance(written, events)
 	return nil
 }
 
+// txSpaces returns tx's ChangedSpaces in the form follow takes.
+func txSpaces(tx Tx) func(uint64) ([]string, bool, error) {
+	return func(since uint64) ([]string, bool, error) {
+		spaces, known := tx.ChangedSpaces(since)
+		return spaces, known, nil
+	}
+}
+
 // advance makes written (contiguous, after the durable head) durable for
-// readers and wakes the observers.
-func (s *Store) advance(written []Written) {
+// readers and, if wake, wakes the observers.
+func (s *Store) advance(written []Written, wake bool) {
 	s.recent.add(written) // before the head moves, so that readers of the new head find them
 	for _, w := range written {
 		s.latestIDs.put(w.Subject, w.Record.ID, true)
 	}
 	head := s.head
 	s.durable.Store(&head)
-	changed := make(chan struct{})
-	close(*s.changed.Swap(&changed))
+	if wake {
+		changed := make(chan struct{})
+		close(*s.changed.Swap(&changed))
+	}
 }

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -167,11 +168,21 @@ func (s *Store) States(space, prefix string) StateIterator {
 }
 
 // OnStateChanged registers fn, which the writer calls (on a shared backend)
-// after it followed commits of other nodes that changed feature state, so
-// that what a feature keeps in memory follows them; an error from fn stops
-// the store. Register before Start.
-func (s *Store) OnStateChanged(fn func() error) {
-	s.stateFollowers = append(s.stateFollowers, fn)
+// after it followed commits of other nodes that changed a record of one of
+// spaces, so that what a feature keeps in memory of them follows those
+// commits; commits that changed other spaces only do not call it. It is
+// called too when the store cannot tell which spaces changed, and after an
+// exclusive use of the backend (Exclusive). fn runs in the writer, while
+// the store holds the backend's lock (on PostgreSQL, the head row's): it
+// must be quick. An error from fn stops the store. Register before Start.
+func (s *Store) OnStateChanged(spaces []string, fn func() error) {
+	s.stateFollowers = append(s.stateFollowers, stateFollower{spaces: slices.Clone(spaces), fn: fn})
+}
+
+// stateFollower is a function registered with OnStateChanged.
+type stateFollower struct {
+	spaces []string
+	fn     func() error
 }
 
 // stateIn returns the record of key in space as the group left it: changed
@@ -230,11 +241,14 @@ func (g *groupState) applyChanges(changes []Change) {
 	}
 }
 
-// followState calls the state followers after other nodes changed feature
-// state.
-func (s *Store) followState() error {
-	for _, fn := range s.stateFollowers {
-		if err := fn(); err != nil {
+// followState calls the state followers of the spaces that other nodes
+// changed: of changed, or, unless known, every follower.
+func (s *Store) followState(changed []string, known bool) error {
+	for _, f := range s.stateFollowers {
+		if known && !slices.ContainsFunc(f.spaces, func(space string) bool { return slices.Contains(changed, space) }) {
+			continue
+		}
+		if err := f.fn(); err != nil {
 			return err
 		}
 	}

@@ -187,7 +187,7 @@ func TestFeatureStateIsFollowed(t *testing.T) {
 	a := storetest.Start(t, open)
 	b := store.New(open, zap.NewNop(), nil, store.Memory{})
 	changed := make(chan struct{}, 16)
-	b.OnStateChanged(func() error {
+	b.OnStateChanged([]string{space}, func() error {
 		changed <- struct{}{}
 		return nil
 	})
@@ -203,6 +203,96 @@ func TestFeatureStateIsFollowed(t *testing.T) {
 	}
 	if r, found, err := b.State(space, "k"); err != nil || !found || string(r.Value) != "v" {
 		t.Fatalf("the other node reads %+v %v %v", r, found, err)
+	}
+}
+
+// TestStateIsFollowedBySpace checks that a node calls the followers of the
+// spaces another node changed and no other, the schemas' among them: a
+// change of another space does not read the schemas again under the
+// head's lock.
+func TestStateIsFollowedBySpace(t *testing.T) {
+	open := storetest.Postgres(&pg).New(t)
+	a := storetest.Start(t, open)
+	b := store.New(open, zap.NewNop(), nil, store.Memory{})
+	const other = "test.other"
+	var calls = map[string]*atomic.Int64{space: {}, other: {}, store.SchemaSpace: {}, "both": {}}
+	for _, spaces := range [][]string{{space}, {other}, {store.SchemaSpace}, {other, space}} {
+		n := calls[spaces[0]]
+		if len(spaces) > 1 {
+			n = calls["both"]
+		}
+		b.OnStateChanged(spaces, func() error {
+			n.Add(1)
+			return nil
+		})
+	}
+	if err := b.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer storetest.Close(t, b)
+	// b follows a's commits when it commits itself, before its commit returns.
+	follow := func() { commit(t, b, store.Request{Events: []event.Candidate{candidate("/follow", lib+"x", `{}`)}}) }
+	check := func(step string, want map[string]int64) {
+		t.Helper()
+		for name, n := range want {
+			if got := calls[name].Load(); got != n {
+				t.Errorf("%s: the follower of %s was called %d times, want %d", step, name, got, n)
+			}
+		}
+	}
+	follow()
+	check("no change", map[string]int64{space: 0, other: 0, store.SchemaSpace: 0, "both": 0})
+
+	commit(t, a, store.Request{Changes: []store.Change{put("k", "v", 0)}})
+	follow()
+	check("a change of one space", map[string]int64{space: 1, other: 0, store.SchemaSpace: 0, "both": 1})
+
+	commit(t, a, store.Request{Changes: []store.Change{{Space: other, Key: "k", Value: []byte("v")}}})
+	follow()
+	check("a change of another space", map[string]int64{space: 1, other: 1, store.SchemaSpace: 0, "both": 2})
+
+	if err := a.RegisterSchema(context.Background(), lib+"typed", mustCompile(t, `{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}`)); err != nil {
+		t.Fatal(err)
+	}
+	follow()
+	check("a schema registered", map[string]int64{space: 1, other: 1, store.SchemaSpace: 1, "both": 2})
+	var conflict *store.CandidateConflictError
+	if _, err := b.Write(context.Background(), []event.Candidate{candidate("/typed", lib+"typed", `{}`)}, nil); !errors.As(err, &conflict) {
+		t.Fatalf("a write against the schema registered on the other node: %v", err)
+	}
+
+	commit(t, a, store.Request{Changes: []store.Change{{Space: other, Key: "k", Expect: store.AnyVersion}}}) // a delete
+	follow()
+	check("a delete", map[string]int64{space: 1, other: 2, store.SchemaSpace: 1, "both": 3})
+}
+
+// TestStateAloneWakesNoObserver checks that a commit of another node that
+// changed feature state alone does not close Changed (its observers and
+// consumers have nothing new to read), while one that added events does.
+func TestStateAloneWakesNoObserver(t *testing.T) {
+	open := storetest.Postgres(&pg).New(t)
+	a, b := storetest.Start(t, open), storetest.Start(t, open)
+	changed := b.Changed()
+	commit(t, a, store.Request{Changes: []store.Change{put("k", "v", 0)}})
+	states := a.DurableHead().States
+	for deadline := time.Now().Add(5 * time.Second); b.DurableHead().States != states; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the other node did not follow the change of state")
+		}
+	}
+	select {
+	case <-changed:
+		t.Fatal("a commit of state alone on another node woke the observers")
+	default:
+	}
+	commit(t, a, store.Request{Events: []event.Candidate{candidate("/wake", lib+"x", `{}`)}})
+	select {
+	case <-changed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("a commit of an event on another node did not wake the observers")
+	}
+	if b.Durable() != 1 {
+		t.Fatalf("the other node has %d durable events, want 1", b.Durable())
 	}
 }
 

@@ -58,8 +58,8 @@ type Store struct {
 
 	evaluating chan struct{} // a slot per query precondition evaluated at once
 
-	stateFollowers []func() error // OnStateChanged; set before Start
-	tracer         trace.Tracer   // Trace; nil: no spans
+	stateFollowers []stateFollower // OnStateChanged; set before Start
+	tracer         trace.Tracer    // Trace; nil: no spans
 }
 
 // writeRequest is a Request waiting for the writer, and its outcome.
@@ -148,7 +148,7 @@ func New(open Opener, log *zap.Logger, rec Recorder, mem Memory) *Store {
 	s.durable.Store(&Head{LastHash: event.ZeroHash})
 	changed := make(chan struct{})
 	s.changed.Store(&changed)
-	s.OnStateChanged(func() error { return s.loadSchemas(s.backend) })
+	s.OnStateChanged([]string{SchemaSpace}, func() error { return s.loadSchemas(s.backend) })
 	return s
 }
 
@@ -278,7 +278,7 @@ func (s *Store) Exclusive(ctx context.Context, fn func(b Backend, head Head) err
 	if err != nil {
 		return err
 	}
-	err = s.follow(tx.Head(), tx.Followed())
+	err = s.follow(tx.Head(), tx.Followed(), txSpaces(tx))
 	tx.Rollback()
 	if err != nil {
 		return err
@@ -289,7 +289,7 @@ func (s *Store) Exclusive(ctx context.Context, fn func(b Backend, head Head) err
 		headErr = errors.New("the backend is left marked as restoring")
 	}
 	if headErr == nil {
-		headErr = s.followState()
+		headErr = s.followState(nil, false) // fn may have added state of any space
 	}
 	if headErr != nil {
 		return s.fail(errors.Join(err, fmt.Errorf("take over the backend after an exclusive use: %w", headErr)))
@@ -297,7 +297,7 @@ func (s *Store) Exclusive(ctx context.Context, fn func(b Backend, head Head) err
 	s.head = head
 	s.recent.reset()
 	s.latestIDs.purge()
-	s.advance(nil)
+	s.advance(nil, true)
 	return err
 }
 
@@ -315,8 +315,10 @@ func (s *Store) Durable() uint64 { return s.durable.Load().Count }
 // the hash of the last one.
 func (s *Store) DurableHead() Head { return *s.durable.Load() }
 
-// Changed returns a channel that is closed when Durable next advances. Take
-// it before reading Durable so that no advance is missed.
+// Changed returns a channel that is closed when Durable next advances, or
+// this store commits a change of feature state alone (a commit of another
+// node's that changed state alone does not close it). Take it before
+// reading Durable so that no advance is missed.
 func (s *Store) Changed() <-chan struct{} { return *s.changed.Load() }
 
 // Failure returns the error that stopped the store, or nil while it works.

@@ -218,7 +218,7 @@ func (s *Store) commitOnce(group []*writeRequest) (_ []*writeRequest, err error)
 	if tx.Head().Restoring { // another node restores a backup
 		return group, ErrRestoring
 	}
-	if err := s.follow(tx.Head(), tx.Followed()); err != nil {
+	if err := s.follow(tx.Head(), tx.Followed(), txSpaces(tx)); err != nil {
 		return group, err
 	}
 	g, err := s.prepare(group)
@@ -356,7 +356,10 @@ func (s *Store) publish(g *groupState, start time.Time) {
 	done := time.Now()
 	if !g.empty() {
 		s.head = g.head
-		s.advance(g.written)
+		// A commit of this node's state alone wakes the observers too: the
+		// feature that made it may wake its readers so (a followed one
+		// does not, see follow).
+		s.advance(g.written, true)
 		s.rec.Committed(len(g.written), done.Sub(start))
 	}
 	for _, w := range g.accepted {
@@ -377,7 +380,7 @@ func (s *Store) followBackend() {
 		return // another node restores a backup: nothing of it is visible yet
 	}
 	if err == nil {
-		err = s.follow(head, nil)
+		err = s.follow(head, nil, s.backend.ChangedSpaces)
 	}
 	switch {
 	case err == nil:

@@ -78,7 +78,9 @@ var errReaped = errors.New("the lease of this node expired")
 func (m *Manager) Share(node string, leaseTimeout time.Duration) {
 	m.shared = &cluster{node: node, timeout: leaseTimeout, margin: min(leaseTimeout/5, 2*time.Second),
 		now: func() time.Time { return m.now() }, seen: map[string]observed{}, kick: make(chan struct{}, 1)}
-	m.store.OnStateChanged(func() error {
+	// The spaces followInboxes reads: a lease renewed or a consumer
+	// connected on another node does not kick it.
+	m.store.OnStateChanged([]string{spacePartitions, spaceDeliveries, spaceReplays}, func() error {
 		m.stateChanged()
 		return nil
 	})
@@ -150,17 +152,19 @@ func (m *Manager) stateChanged() {
 
 // followInboxes reads the partition records of every subscription with
 // consumers on this node, and wakes the consumers whose partitions have
-// settles made elsewhere waiting in their inboxes: their next poll takes
-// them in.
+// settles made elsewhere waiting in their inboxes, or were changed
+// elsewhere (a reset, a replay): their next poll takes them in. The store
+// does not wake them for commits of other nodes that changed state alone.
 func (m *Manager) followInboxes() {
 	for _, sub := range m.all() {
 		sub.mu.Lock()
 		if len(sub.consumers) > 0 && !sub.deleted {
+			before := slices.Clone(sub.recs)
 			if err := m.refreshAll(sub, false); err != nil {
 				_ = m.missing(sub, err) // else the next tick tries again
 			}
 			for i, p := range sub.parts {
-				if p.Owner != "" && len(sub.recs[i].Inbox) > 0 {
+				if p.Owner != "" && (len(sub.recs[i].Inbox) > 0 || (i < len(before) && !before[i].same(sub.recs[i]))) {
 					sub.wake(p.Owner)
 				}
 			}

@@ -211,6 +211,9 @@ func (b *Backend) Shared() bool { return false }
 // Changes returns nil: the backend is not shared.
 func (b *Backend) Changes() <-chan struct{} { return nil }
 
+// ChangedSpaces does not tell: only this store changes the Pebble store.
+func (b *Backend) ChangedSpaces(uint64) ([]string, bool, error) { return nil, false, nil }
+
 // tx is a commit of the Pebble backend.
 type tx struct {
 	b    *Backend
@@ -220,6 +223,9 @@ type tx struct {
 func (t *tx) Head() store.Head          { return t.head }
 func (t *tx) Rollback()                 {}
 func (t *tx) Followed() []store.Written { return nil }
+
+// ChangedSpaces does not tell: only this store changes the Pebble store.
+func (t *tx) ChangedSpaces(uint64) ([]string, bool) { return nil, false }
 
 // Commit writes the records, their index entries, the feature state and
 // the head in one synced batch.

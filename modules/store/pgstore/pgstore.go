@@ -231,11 +231,13 @@ func (b *Backend) Head() (store.Head, error) {
 	return scanHead(b.q.QueryRow(ctx, "SELECT event_count, last_hash, last_time_ns, commits, state_count, restoring FROM eventstore.head"))
 }
 
-func scanHead(row pgx.Row) (store.Head, error) {
+// scanHead reads a row of the head's columns, and spaces_count into extra
+// if given.
+func scanHead(row pgx.Row, extra ...any) (store.Head, error) {
 	var count, ns, commits, states int64
 	var hash string
 	var restoring bool
-	if err := row.Scan(&count, &hash, &ns, &commits, &states, &restoring); err != nil {
+	if err := row.Scan(append([]any{&count, &hash, &ns, &commits, &states, &restoring}, extra...)...); err != nil {
 		return store.Head{}, wrap(err, "read head")
 	}
 	h := store.Head{Count: uint64(count), LastHash: hash, Commits: uint64(commits), States: uint64(states), Restoring: restoring}
@@ -246,8 +248,9 @@ func scanHead(row pgx.Row) (store.Head, error) {
 }
 
 // Reset empties the database's log in one transaction under the head's
-// lock: events, their runs, subjects, event types, feature state; the head
-// starts over (its commit count goes on, so that the other nodes notice).
+// lock: events, their runs, subjects, event types, feature state and its
+// spaces; the head starts over (its commit count goes on, so that the
+// other nodes notice).
 func (b *Backend) Reset() error {
 	if b.snapshot != nil {
 		return errors.New("a snapshot backend is read-only")
@@ -257,8 +260,8 @@ func (b *Backend) Reset() error {
 	err := pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
 		batch := &pgx.Batch{}
 		batch.Queue("SELECT 1 FROM eventstore.head FOR UPDATE")
-		batch.Queue("TRUNCATE eventstore.events, eventstore.subject_runs, eventstore.type_runs, eventstore.subjects, eventstore.event_types, eventstore.state")
-		batch.Queue("UPDATE eventstore.head SET event_count = 0, last_hash = $1, last_time_ns = 0, commits = commits + 1, state_count = 0, restoring = false", event.ZeroHash)
+		batch.Queue("TRUNCATE eventstore.events, eventstore.subject_runs, eventstore.type_runs, eventstore.subjects, eventstore.event_types, eventstore.state, eventstore.state_spaces")
+		batch.Queue("UPDATE eventstore.head SET event_count = 0, last_hash = $1, last_time_ns = 0, commits = commits + 1, state_count = 0, restoring = false, spaces_count = 0", event.ZeroHash)
 		batch.Queue("SELECT pg_notify($1, $2)", channel, b.instance)
 		return tx.SendBatch(ctx, batch).Close()
 	})

@@ -223,6 +223,11 @@ ON CONFLICT (key) DO UPDATE SET value = excluded.value`, strconv.Itoa(int(v+1)))
 			return "", wrap(err, "migrate schema version %d to %d", v, v+1)
 		}
 	}
+	if !readOnly {
+		if err := addStateSpaces(ctx, conn.Conn()); err != nil {
+			return "", err
+		}
+	}
 	var id string
 	if err := conn.QueryRow(ctx, "SELECT value FROM eventstore.meta WHERE key = 'service_id'").Scan(&id); err != nil {
 		return "", wrap(err, "read the service id")

@@ -54,19 +54,26 @@ func (b *Backend) Begin(ctx context.Context, known uint64) (store.Tx, error) {
 	}
 	batch := &pgx.Batch{}
 	batch.Queue("BEGIN")
-	batch.Queue("SELECT event_count, last_hash, last_time_ns, commits, state_count, restoring FROM eventstore.head FOR UPDATE")
+	batch.Queue("SELECT event_count, last_hash, last_time_ns, commits, state_count, restoring, spaces_count FROM eventstore.head FOR UPDATE")
 	batch.Queue("SELECT id, subject, type FROM eventstore.events WHERE id >= $1 ORDER BY id LIMIT $2", toInt64(known), followLimit)
+	batch.Queue("SELECT space, version FROM eventstore.state_spaces")
 	results := conn.SendBatch(ctx, batch)
 	_, err = results.Exec()
 	var (
-		head     store.Head
-		followed []store.Written
+		head        store.Head
+		spacesCount int64
+		followed    []store.Written
+		spaces      spaceVersions
 	)
 	if err == nil {
-		head, err = scanHead(results.QueryRow())
+		head, err = scanHead(results.QueryRow(), &spacesCount)
 	}
 	if err == nil {
 		followed, err = scanWritten(results)
+	}
+	if err == nil {
+		spaces, err = scanSpaces(results)
+		spaces.complete = spacesCount == toInt64(head.States)
 	}
 	if closeErr := results.Close(); err == nil {
 		err = closeErr
@@ -79,7 +86,7 @@ func (b *Backend) Begin(ctx context.Context, known uint64) (store.Tx, error) {
 	if head.Count < known || uint64(len(followed)) != head.Count-known {
 		followed = nil // more than followLimit: the store reads them
 	}
-	return &tx{b: b, conn: conn, head: head, followed: followed}, nil
+	return &tx{b: b, conn: conn, head: head, followed: followed, spaces: spaces}, nil
 }
 
 // scanWritten reads the rows of the next query of results as events
@@ -111,9 +118,14 @@ type tx struct {
 	conn     *pgxpool.Conn // nil once ended
 	head     store.Head
 	followed []store.Written
+	spaces   spaceVersions // read with the head
 }
 
 func (t *tx) Head() store.Head { return t.head }
+
+// ChangedSpaces returns the spaces changed after change number since, from
+// the rows of state_spaces read with the head.
+func (t *tx) ChangedSpaces(since uint64) ([]string, bool) { return t.spaces.changedSince(since) }
 
 // Followed returns the events other nodes committed since the store last
 // looked, read with the head without their records; nil when there were
@@ -169,7 +181,7 @@ func (t *tx) Commit(b store.Batch) error {
 			return t.notStored(err)
 		}
 	}
-	batch := commitBatch(b, !copied, t.b.instance)
+	batch := commitBatch(b, !copied, t.b.instance, t.head, t.spaces.complete)
 	results := t.conn.SendBatch(ctx, batch)
 	t.b.hook("sent", t.conn)
 	failed, err := execAll(results, batch.Len())
@@ -237,10 +249,12 @@ func (b *Backend) hook(phase string, conn *pgxpool.Conn) {
 	}
 }
 
-// commitBatch queues the statements of a commit, COMMIT included; the
-// records themselves only if insert (else they were copied). A commit
-// without events leaves its marker in commit_markers (marker).
-func commitBatch(b store.Batch, insert bool, instance string) *pgx.Batch {
+// commitBatch queues the statements of a commit after from, COMMIT
+// included; the records themselves only if insert (else they were copied).
+// A commit without events leaves its marker in commit_markers (marker).
+// The spaces of its state go to state_spaces, after the gap that older
+// nodes left unless complete (spaces.go).
+func commitBatch(b store.Batch, insert bool, instance string, from store.Head, complete bool) *pgx.Batch {
 	records, head := b.Records, b.Head
 	batch := &pgx.Batch{}
 	if insert && len(records) > 0 {
@@ -270,11 +284,12 @@ SELECT * FROM unnest($1::text[]) ON CONFLICT DO NOTHING`, newTypes)
 		}
 	}
 	queueState(batch, b.State)
+	queueSpaces(batch, b.State, from, complete)
 	if len(records) == 0 {
 		batch.Queue(`INSERT INTO eventstore.commit_markers (instance, commits) VALUES ($1, $2)
 ON CONFLICT (instance) DO UPDATE SET commits = excluded.commits`, instance, int64(head.Commits))
 	}
-	batch.Queue("UPDATE eventstore.head SET event_count = $1, last_hash = $2, last_time_ns = $3, commits = $4, state_count = $5, restoring = $6",
+	batch.Queue("UPDATE eventstore.head SET event_count = $1, last_hash = $2, last_time_ns = $3, commits = $4, state_count = $5, restoring = $6, spaces_count = $5",
 		int64(head.Count), head.LastHash, lastTimeNanos(head), int64(head.Commits), int64(head.States), head.Restoring)
 	batch.Queue("SELECT pg_notify($1, $2)", channel, instance)
 	batch.Queue("COMMIT")
