@@ -231,6 +231,7 @@ func withSubscription(t *testing.T, s *store.Store) ([]string, subscriptions.Inf
 	if err := m.Load(); err != nil {
 		t.Fatal(err)
 	}
+	defer m.Stop(context.Background())
 	d := subscriptions.Definition{Name: "billing", Subject: "/books", Options: subscriptions.Defaults()}
 	d.Options.Recursive, d.Options.Partitions, d.Options.MaxInFlight = true, 2, 12
 	d.Options.EventTypes = []string{"io.example.thing"}
@@ -276,6 +277,7 @@ func TestRestoreSubscriptions(t *testing.T) {
 	if err := m.Load(); err != nil {
 		t.Fatal(err)
 	}
+	defer m.Stop(context.Background())
 	got, err := m.Get("billing")
 	if err != nil || !got.Definition.Same(info.Definition) || got.InFlight != 0 {
 		t.Fatalf("restored subscription %+v: %v", got, err)

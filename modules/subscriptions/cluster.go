@@ -101,11 +101,12 @@ func (m *Manager) Start() {
 	}()
 }
 
-// Stop ends what Start started and gives up the node's lease, if it holds
-// one, so that other nodes need not wait for it to expire. Giving it up is
+// Stop ends the lag counts under way in the background and what Start
+// started, and gives up the node's lease, if it holds one, so that other nodes need not wait for it to expire. Giving it up is
 // worth a try only: a node that cannot reach the database stops all the
 // same, and its lease expires.
 func (m *Manager) Stop(ctx context.Context) {
+	m.stopCounting()
 	if m.shared == nil || m.shared.stop == nil {
 		return
 	}
@@ -169,7 +170,7 @@ func (m *Manager) followInboxes() {
 				}
 			}
 		}
-		sub.mu.Unlock()
+		sub.unlock()
 	}
 }
 
@@ -200,7 +201,7 @@ func (m *Manager) tick(ctx context.Context) {
 	for _, sub := range m.all() {
 		sub.mu.Lock()
 		_ = m.reconcile(ctx, sub, "") // the next tick tries again
-		sub.mu.Unlock()
+		sub.unlock()
 	}
 }
 
@@ -209,7 +210,7 @@ func (m *Manager) hasConsumers() bool {
 	for _, sub := range m.all() {
 		sub.mu.Lock()
 		n := len(sub.consumers)
-		sub.mu.Unlock()
+		sub.unlock()
 		if n > 0 {
 			return true
 		}
@@ -286,7 +287,7 @@ func (m *Manager) dropAll() {
 				sub.recs[i] = partitionRecord{Seq: ^uint64(0)} // read it again
 			}
 		}
-		sub.mu.Unlock()
+		sub.unlock()
 	}
 }
 
@@ -474,7 +475,7 @@ func (m *Manager) syncDefinitions() error {
 			m.gone(sub)
 			delete(m.subs, name)
 		}
-		sub.mu.Unlock()
+		sub.unlock()
 	}
 	for name, st := range stored {
 		if _, ok := m.subs[name]; ok {

@@ -25,7 +25,7 @@ func (m *Manager) Connect(ctx context.Context, subscriptionName, name string) (*
 		}
 	}
 	sub.mu.Lock()
-	defer sub.mu.Unlock()
+	defer sub.unlock()
 	if sub.deleted {
 		return nil, ErrNotFound
 	}
@@ -57,7 +57,7 @@ func (m *Manager) Connect(ctx context.Context, subscriptionName, name string) (*
 func (m *Manager) Disconnect(ctx context.Context, c *Consumer) error {
 	sub := c.sub
 	sub.mu.Lock()
-	defer sub.mu.Unlock()
+	defer sub.unlock()
 	i := -1
 	for j, other := range sub.consumers {
 		if other == c {
@@ -229,7 +229,7 @@ const (
 func (m *Manager) Poll(ctx context.Context, c *Consumer) (out []Delivered, more bool, err error) {
 	sub := c.sub
 	sub.mu.Lock()
-	defer sub.mu.Unlock()
+	defer sub.unlock()
 	if c.err != nil {
 		return nil, false, c.err
 	}

@@ -191,3 +191,57 @@ func TestParkedCountKept(t *testing.T) {
 	}
 	check("replayed", 0)
 }
+
+// TestReadsNeverWaitForTheLock: read-subscription and the metrics take a
+// subscription's figures from its view, so that they answer while a
+// commit holds its lock (here the test holds it), with the lag of the
+// events written since the view was published counted too.
+func TestReadsNeverWaitForTheLock(t *testing.T) {
+	s := storetest.Start(t, storetest.Pebble.New(t))
+	orders(t, s, 20) // 20 of /orders, at even ids
+	m := started(t, s, &clock{now: t0})
+	if _, err := m.Create(ctx, definition(2, 5)); err != nil {
+		t.Fatal(err)
+	}
+	w, err := m.Connect(ctx, "billing", "w1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	delivered := poll(t, m, w) // 5 in flight in each partition that has events
+	if _, err := m.Get("billing"); err != nil {
+		t.Fatal(err)
+	}
+	orders(t, s, 10) // 10 more, after the view's count
+	sub, err := m.lookup("billing")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub.mu.Lock() // a commit under way
+	answered := make(chan Info, 1)
+	go func() {
+		defer close(answered)
+		info, err := m.Get("billing")
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		if _, err := m.Counts(); err != nil {
+			t.Error(err)
+		}
+		if _, err := m.Lag("billing"); err != nil {
+			t.Error(err)
+		}
+		answered <- info
+	}()
+	select {
+	case info := <-answered:
+		if info.InFlight != len(delivered) || info.Lag != uint64(30-len(delivered)) || len(info.Consumers) != 1 {
+			t.Errorf("read under the lock: in flight %d, lag %d, consumers %v; want %d, %d, 1",
+				info.InFlight, info.Lag, info.Consumers, len(delivered), 30-len(delivered))
+		}
+	case <-time.After(10 * time.Second):
+		t.Error("the reads waited for the subscription's lock")
+	}
+	sub.mu.Unlock()
+	<-answered
+}

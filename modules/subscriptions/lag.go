@@ -12,24 +12,28 @@ import (
 // partitions' positions that are neither in flight nor settled: the
 // matching events at or after each partition's cursor. The count is kept
 // as the cursors move (scan) and extended over the events written since
-// the last call, so that a call reads only those, and those a cursor moved
+// it was last, so that a call reads only those, and those a cursor moved
 // over elsewhere (a partition another node holds, read again); the first
 // call after a start or a reset reads the log from the lowest cursor on,
-// a chunk at a time (catchUpLag).
+// a chunk at a time (catchUpLag). On a backend of one node it takes the
+// count from the subscription's view, without waiting for its lock
+// (lagOf).
 func (m *Manager) Lag(name string) (uint64, error) {
 	sub, err := m.lookup(name)
 	if err != nil {
 		return 0, err
 	}
-	if err := m.catchUpLag(sub); err != nil {
+	if sub.node == "" {
+		_, lag, err := m.lagOf(sub)
+		return lag, err
+	}
+	if err := m.catchUpLag(sub, nil); err != nil {
 		return 0, err
 	}
 	sub.mu.Lock()
-	defer sub.mu.Unlock()
-	if sub.node != "" {
-		if err := m.refreshAll(sub, true); err != nil { // the cursors of other nodes
-			return 0, m.missing(sub, err)
-		}
+	defer sub.unlock()
+	if err := m.refreshAll(sub, true); err != nil { // the cursors of other nodes
+		return 0, m.missing(sub, err)
 	}
 	return m.lagLocked(sub)
 }
@@ -42,19 +46,25 @@ const lagChunk = 16_384
 // chunk of lagChunk events at a time under sub's lock, letting go of it in
 // between: a long count (the first after a start or a reset, at a backlog
 // of millions of events) never holds up the consumers' polls and settles
-// for long. The caller then takes the lock and counts the rest, the few
-// events written meanwhile (lagLocked). It must not hold sub's lock.
-func (m *Manager) catchUpLag(sub *subscription) error {
+// for long. Its caller then counts the rest, the few events written
+// meanwhile (lagOf, lagLocked). It must not hold sub's lock. It stops
+// early, with nil, when quit is closed.
+func (m *Manager) catchUpLag(sub *subscription, quit <-chan struct{}) error {
 	head := m.store.View().Count()
 	for {
+		select {
+		case <-quit:
+			return nil
+		default:
+		}
 		sub.mu.Lock()
 		if sub.deleted {
-			sub.mu.Unlock()
+			sub.unlock()
 			return ErrNotFound
 		}
 		_, err := m.countLag(sub, lagChunk)
 		done := sub.lag.ahead != nil && sub.lag.to >= head
-		sub.mu.Unlock()
+		sub.unlock()
 		if err != nil || done {
 			return err
 		}
@@ -70,26 +80,36 @@ func (m *Manager) lagLocked(sub *subscription) (uint64, error) {
 // countLag brings sub's lag count in line with the cursors and extends it
 // over at most limit events written since it was last extended, and
 // returns the lag as counted so far. The caller holds sub's lock.
+func (m *Manager) countLag(sub *subscription, limit uint64) (uint64, error) {
+	cursors := make([]uint64, len(sub.parts))
+	for i, p := range sub.parts {
+		cursors[i] = p.Cursor()
+	}
+	return sub.lag.count(sub, m.store.View(), cursors, limit)
+}
+
+// count brings c in line with the partitions' cursors and extends it over
+// at most limit events of view written since it was last extended, and
+// returns the lag as counted so far. It reads of sub only what never
+// changes (its definition and number of partitions): a read counts on a
+// copy of the count, without sub's lock (lagOf).
 //
 // The count stays right whatever moves between two calls: the events at
-// or above lag.to are not counted yet, and a cursor that passes one of
+// or above c.to are not counted yet, and a cursor that passes one of
 // them only moves its partition's from beyond it, so that no later chunk
 // counts it.
-func (m *Manager) countLag(sub *subscription, limit uint64) (uint64, error) {
-	view := m.store.View()
-	c := &sub.lag
+func (c *lagCount) count(sub *subscription, view *store.View, cursors []uint64, limit uint64) (uint64, error) {
 	if c.ahead != nil {
-		if err := c.follow(sub, view); err != nil {
+		if err := c.follow(sub, view, cursors); err != nil {
 			c.ahead = nil
 			return 0, err
 		}
 	}
 	if c.ahead == nil {
-		c.ahead, c.from, c.to = make([]int64, len(sub.parts)), make([]uint64, len(sub.parts)), uint64(math.MaxUint64)
-		c.moved = make([]bool, len(sub.parts))
-		for i, p := range sub.parts {
-			c.from[i] = p.Cursor()
-			c.to = min(c.to, p.Cursor())
+		c.ahead, c.from, c.to = make([]int64, len(cursors)), slices.Clone(cursors), uint64(math.MaxUint64)
+		c.moved = make([]bool, len(cursors))
+		for _, cur := range cursors {
+			c.to = min(c.to, cur)
 		}
 	}
 	if head := view.Count(); c.to < head {
@@ -143,6 +163,14 @@ func (c *lagCount) passed(p int, id uint64) {
 	}
 }
 
+// skipped notes that partition p's cursor moved to to over events that it
+// passed (passed) or that are not its own.
+func (c *lagCount) skipped(p int, to uint64) {
+	if c.ahead != nil && !c.moved[p] {
+		c.from[p] = max(c.from[p], to)
+	}
+}
+
 // reread notes that partition p was read again as stored: its cursor may
 // have moved without passing events here.
 func (c *lagCount) reread(p int) {
@@ -156,10 +184,10 @@ func (c *lagCount) reread(p int) {
 // skipped ahead): the matching events between a count's start and its
 // partition's cursor are taken off. A cursor that went back (a reset)
 // has everything counted afresh (ahead nil).
-func (c *lagCount) follow(sub *subscription, view *store.View) error {
+func (c *lagCount) follow(sub *subscription, view *store.View, cursors []uint64) error {
 	from, to := uint64(math.MaxUint64), uint64(0)
-	for i, p := range sub.parts {
-		switch cur := p.Cursor(); {
+	for i, cur := range cursors {
+		switch {
 		case cur < c.from[i]:
 			c.ahead = nil
 			return nil
@@ -171,7 +199,7 @@ func (c *lagCount) follow(sub *subscription, view *store.View) error {
 	}
 	if from < to {
 		err := sub.eachMatching(view, from, to, func(p int, id uint64) {
-			if id >= c.from[p] && id < sub.parts[p].Cursor() {
+			if id >= c.from[p] && id < cursors[p] {
 				c.ahead[p]--
 			}
 		})
@@ -179,15 +207,15 @@ func (c *lagCount) follow(sub *subscription, view *store.View) error {
 			return err
 		}
 	}
-	for i, p := range sub.parts {
-		c.from[i] = max(c.from[i], p.Cursor())
+	for i, cur := range cursors {
+		c.from[i] = max(c.from[i], cur)
 		c.moved[i] = false
 	}
 	return nil
 }
 
 // eachMatching calls fn with the partition and id of every event of view
-// in [from, to) that sub matches.
+// in [from, to) that sub matches. It reads only what of sub never changes.
 func (sub *subscription) eachMatching(view *store.View, from, to uint64, fn func(p int, id uint64)) error {
 	var sc jsonscan.Scanner
 	it := view.Scan(store.Scan{Subject: sub.def.Subject, Recursive: sub.def.Options.Recursive, From: from, To: to - 1})

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/eventstore-service/eventstore/modules/event"
@@ -44,6 +45,10 @@ type Manager struct {
 	// shared is what a node of a shared backend knows of the leases, nil
 	// on a backend of one node.
 	shared *cluster
+
+	counting sync.Mutex     // guards starting counts and closing stopped
+	counts   sync.WaitGroup // the lag counts under way in the background
+	stopped  chan struct{}  // closed by Stop
 }
 
 // subscription is one subscription with its partitions and consumers.
@@ -71,6 +76,11 @@ type subscription struct {
 	// queued are the settles of partitions another node holds that the
 	// commit under way appends to their inboxes (commitSettles).
 	queued map[int][]inboxEntry
+	// view is what the reads see (view.go), published as the lock is let
+	// go (unlock); counting says that its lag is being counted in the
+	// background.
+	view     atomic.Pointer[view]
+	counting atomic.Bool
 }
 
 // Outcomes count what became of a subscription's deliveries.
@@ -123,7 +133,8 @@ func (c *Consumer) Partitions() ([]int, <-chan struct{}) {
 // NewManager returns the manager of the subscriptions of s, at most limit
 // of them. Load reads the stored ones.
 func NewManager(s *store.Store, limit int) *Manager {
-	return &Manager{store: s, limit: limit, now: time.Now, batch: pollLimit, subs: map[string]*subscription{}}
+	return &Manager{store: s, limit: limit, now: time.Now, batch: pollLimit, subs: map[string]*subscription{},
+		stopped: make(chan struct{})}
 }
 
 // Limit returns the most subscriptions that may exist.
@@ -150,6 +161,7 @@ func (m *Manager) Load() error {
 		if m.subs[name], err = m.loadSubscription(st); err != nil {
 			return err
 		}
+		m.countInBackground(m.subs[name]) // the first lag after the start
 	}
 	return nil
 }
@@ -276,6 +288,7 @@ func (m *Manager) create(ctx context.Context, d Definition) (Info, error) {
 	}
 	m.layout = true
 	m.subs[d.Name] = sub
+	m.countInBackground(sub)
 	return m.info(sub)
 }
 
@@ -313,7 +326,7 @@ func (m *Manager) deleteDefinition(ctx context.Context, name string) error {
 		return ErrNotFound
 	}
 	sub.mu.Lock()
-	defer sub.mu.Unlock()
+	defer sub.unlock()
 	changes := []store.Change{{Space: spaceDefinitions, Key: name, Expect: store.AnyVersion}}
 	for p := range sub.parts {
 		changes = append(changes, store.Change{Space: spacePartitions, Key: partitionKey(name, p), Expect: store.AnyVersion})
@@ -424,10 +437,11 @@ func (m *Manager) Reset(ctx context.Context, name string, start Start) (Info, er
 		})
 		return err
 	})
-	sub.mu.Unlock()
+	sub.unlock()
 	if err != nil {
 		return Info{}, err
 	}
+	m.countInBackground(sub)
 	return m.info(sub)
 }
 
@@ -454,7 +468,7 @@ func (m *Manager) lookup(name string) (*subscription, error) {
 
 func (sub *subscription) isDeleted() bool {
 	sub.mu.Lock()
-	defer sub.mu.Unlock()
+	defer sub.unlock()
 	return sub.deleted
 }
 
@@ -625,12 +639,11 @@ func (m *Manager) Counts() ([]Counts, error) {
 	slices.SortFunc(subs, func(a, b *subscription) int { return strings.Compare(a.def.Name, b.def.Name) })
 	out := make([]Counts, 0, len(subs))
 	for _, sub := range subs {
-		sub.mu.Lock()
-		c := Counts{Name: sub.def.Name, Consumers: len(sub.consumers), Outcomes: sub.outcomes, Parked: sub.parked}
-		for _, p := range sub.parts {
-			c.InFlight += len(p.inFlight) + len(p.replays)
+		v := sub.published()
+		if v.deleted {
+			continue
 		}
-		sub.mu.Unlock()
+		c := Counts{Name: sub.def.Name, Consumers: len(v.consumers), Outcomes: v.outcomes, Parked: v.parked, InFlight: v.inFlight}
 		if sub.node != "" {
 			var err error
 			if c.Parked, err = m.countParked(sub.def.Name); err != nil {
@@ -706,75 +719,52 @@ func (m *Manager) List() ([]Info, error) {
 	return out, nil
 }
 
+// info returns the info of sub: on a backend of one node from its view
+// (infoOf); on a shared one as every node stored it, which it reads
+// under sub's lock.
 func (m *Manager) info(sub *subscription) (Info, error) {
-	if err := m.catchUpLag(sub); err != nil { // the long part of the count, with pauses for the others
+	if sub.node == "" {
+		return m.infoOf(sub)
+	}
+	if err := m.catchUpLag(sub, nil); err != nil { // the long part of the count, with pauses for the others
 		return Info{}, err
 	}
-	parked := -1
-	if sub.node != "" { // counted, outside the lock
-		var err error
-		if parked, err = m.countParked(sub.def.Name); err != nil {
-			return Info{}, err
-		}
+	parked, err := m.countParked(sub.def.Name) // counted, outside the lock
+	if err != nil {
+		return Info{}, err
 	}
 	sub.mu.Lock()
-	defer sub.mu.Unlock()
+	defer sub.unlock()
 	if sub.deleted {
 		return Info{}, ErrNotFound
 	}
-	consumers := make([]ConsumerInfo, 0, len(sub.consumers))
-	for _, c := range sub.consumers {
-		consumers = append(consumers, ConsumerInfo{Name: c.Name, ConnectedAt: c.ConnectedAt})
+	if err := m.refreshAll(sub, true); err != nil { // the partitions and consumers of every node
+		return Info{}, m.missing(sub, err)
 	}
-	if sub.node != "" { // the partitions and consumers of every node
-		if err := m.refreshAll(sub, true); err != nil {
-			return Info{}, m.missing(sub, err)
-		}
-		reg, err := m.registry(sub)
-		if err != nil {
-			return Info{}, err
-		}
-		consumers = consumers[:0]
-		for name, e := range reg {
-			consumers = append(consumers, ConsumerInfo{Name: name, ConnectedAt: e.ConnectedAt})
-		}
-		slices.SortFunc(consumers, func(a, b ConsumerInfo) int {
-			if c := a.ConnectedAt.Compare(b.ConnectedAt); c != 0 {
-				return c
-			}
-			return strings.Compare(a.Name, b.Name)
-		})
+	reg, err := m.registry(sub)
+	if err != nil {
+		return Info{}, err
 	}
-	info := Info{Definition: sub.def, CreatedAt: sub.createdAt}
-	now := m.now()
-	for i, p := range sub.parts {
-		if inbox := sub.recs[i].Inbox; len(inbox) > 0 { // settled, not yet taken in by the holder
-			c := p.clone(Partition{})
-			applyInbox(&c, sub.def.Name, inbox, now)
-			p = &c
+	consumers := make([]ConsumerInfo, 0, len(reg))
+	for name, e := range reg {
+		consumers = append(consumers, ConsumerInfo{Name: name, ConnectedAt: e.ConnectedAt})
+	}
+	slices.SortFunc(consumers, func(a, b ConsumerInfo) int {
+		if c := a.ConnectedAt.Compare(b.ConnectedAt); c != 0 {
+			return c
 		}
-		pos, ok := p.Position()
-		inFlight := len(p.inFlight) + len(p.replays)
-		owner := p.Owner
-		if owner == "" && sub.recs[i].Node != "" {
-			owner = sub.recs[i].Consumer // held by another node
-		}
-		info.Partitions = append(info.Partitions, PartitionInfo{Partition: p.Index, Position: pos, HasPosition: ok,
-			Consumer: owner, Epoch: p.Epoch, InFlight: inFlight})
-		info.InFlight += inFlight
+		return strings.Compare(a.Name, b.Name)
+	})
+	info := Info{Definition: sub.def, CreatedAt: sub.createdAt, Parked: parked, Consumers: consumers,
+		Partitions: sub.partitionInfos(m.now)}
+	for _, p := range info.Partitions {
+		info.InFlight += p.InFlight
 		for j := range consumers {
-			if consumers[j].Name == owner {
-				consumers[j].Partitions = append(consumers[j].Partitions, p.Index)
+			if consumers[j].Name == p.Consumer {
+				consumers[j].Partitions = append(consumers[j].Partitions, p.Partition)
 			}
 		}
 	}
-	info.Consumers = consumers
-
-	info.Parked = parked
-	if sub.node == "" {
-		info.Parked = sub.parked
-	}
-	var err error
 	// Under the same lock as the deliveries in flight: an event moves from
 	// the lag into flight only with it, so no event is missing from both.
 	info.Lag, err = m.lagLocked(sub)

@@ -165,6 +165,7 @@ func runManagerModel(t *testing.T, seed uint64) {
 				c.now = c.now.Add(time.Duration(r.IntN(1500)) * time.Millisecond)
 			}
 		default: // restart
+			m.Stop(ctx)
 			storetest.Close(t, s)
 			s = storetest.Start(t, open)
 			m = started(t, s, c)

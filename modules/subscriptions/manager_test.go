@@ -35,6 +35,7 @@ func started(t *testing.T, s *store.Store, c *clock) *Manager {
 	if err := m.Load(); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { m.Stop(ctx) }) // before the store closes
 	return m
 }
 
@@ -153,6 +154,7 @@ func TestDeliverSettleRestart(t *testing.T) {
 			t.Fatalf("a second acknowledgement: %+v", again)
 		}
 
+		m.Stop(ctx)
 		storetest.Close(t, s)
 		s = storetest.Start(t, open)
 		m = started(t, s, c)
@@ -333,6 +335,7 @@ func TestReplayParkedEvents(t *testing.T) {
 	if n, err := m.Replay(ctx, "billing", []uint64{0, 2}); err != nil || n != 1 {
 		t.Fatalf("replay: %d %v, want the one parked event", n, err)
 	}
+	m.Stop(ctx)
 	storetest.Close(t, s) // the replay survives a restart
 	s = storetest.Start(t, open)
 	m = started(t, s, c)

@@ -188,6 +188,7 @@ func (s *scanner) skip() {
 	for _, p := range s.sub.parts {
 		if s.open(p) {
 			p.Skip(s.to + 1)
+			s.sub.lag.skipped(p.Index, s.to+1)
 		}
 	}
 }

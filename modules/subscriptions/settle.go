@@ -81,7 +81,7 @@ func (m *Manager) settle(ctx context.Context, s Settle) (Settled, error) {
 		return Settled{}, err
 	}
 	sub.mu.Lock()
-	defer sub.mu.Unlock()
+	defer sub.unlock()
 	if sub.deleted {
 		return Settled{}, ErrNotFound
 	}
@@ -194,7 +194,7 @@ func (m *Manager) retryFenced(ctx context.Context, sub *subscription, parts []in
 		if !errors.Is(err, errFenced) {
 			return err
 		}
-		sub.mu.Unlock()
+		sub.unlock()
 		select {
 		case <-ctx.Done():
 		case <-time.After(wait/2 + rand.N(wait)):
@@ -362,7 +362,7 @@ const replayBatch = 10_000
 // one commit, and returns how many it took.
 func (m *Manager) replay(ctx context.Context, sub *subscription, batch []ParkedEvent) (int, error) {
 	sub.mu.Lock()
-	defer sub.mu.Unlock()
+	defer sub.unlock()
 	if sub.deleted {
 		return 0, ErrNotFound
 	}

@@ -632,6 +632,7 @@ func TestSharedDeleteRacesDeliveries(t *testing.T) {
 	if err := fresh.Load(); err != nil {
 		t.Fatalf("a start after the deletes: %v", err)
 	}
+	defer fresh.Stop(ctx)
 	if info, err := fresh.Get("billing"); err != nil || len(info.Partitions) != 2 || info.InFlight != 0 {
 		t.Fatalf("the name created again: %+v %v", info, err)
 	}
