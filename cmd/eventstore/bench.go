@@ -75,7 +75,7 @@ func benchFlags() []cli.Flag {
 		&cli.StringFlag{Name: "url", Usage: "base URL of a running service, or the comma-separated URLs of its nodes on one PostgreSQL database (default: start one)"},
 		&cli.StringFlag{Name: "postgres-url", Usage: "start the servers in PostgreSQL mode on this database instead of with a temporary data directory"},
 		&cli.IntFlag{Name: "nodes", Value: 1, Usage: "servers to start on --postgres-url; requests go to each in turn"},
-		&cli.StringSliceFlag{Name: "scenario", Value: cli.NewStringSlice(bench.ScenarioNames()...), Usage: "scenarios to run, in this order: " + scenarios},
+		&cli.StringSliceFlag{Name: "scenario", Value: cli.NewStringSlice(bench.ScenarioNames()...), Usage: "scenarios to run, in this order: " + scenarios + "; and, when named, " + strings.Join(bench.NamedOnlyScenarios(), ", ")},
 		&cli.IntFlag{Name: "prefill", Usage: "events to write before the scenarios, untimed (batches of 1,000, a hundred events per subject)"},
 		&cli.GenericFlag{Name: "server-flag", Value: &repeated{}, Usage: "flag for the server bench starts, e.g. --server-flag=--memory-limit=256MiB (repeatable)"},
 		&cli.DurationFlag{Name: "duration", Value: 10 * time.Second, Usage: "duration of each write and observe scenario"},

@@ -49,11 +49,16 @@ func ScenarioNames() []string {
 	return []string{"baseline", "write", "write-precondition", "batch", "schema", "read", "observe", "query", "precondition-stall", "backup", "subscription"}
 }
 
+// NamedOnlyScenarios are the scenarios Run knows that a full run leaves
+// out: follow, meant for several nodes of one PostgreSQL database.
+func NamedOnlyScenarios() []string { return []string{"follow"} }
+
 // CheckScenarios reports the first of names that is no scenario.
 func CheckScenarios(names []string) error {
+	known := append(ScenarioNames(), NamedOnlyScenarios()...)
 	for _, name := range names {
-		if !slices.Contains(ScenarioNames(), name) {
-			return fmt.Errorf("unknown scenario %q (%s)", name, strings.Join(ScenarioNames(), ", "))
+		if !slices.Contains(known, name) {
+			return fmt.Errorf("unknown scenario %q (%s)", name, strings.Join(known, ", "))
 		}
 	}
 	return nil
@@ -171,6 +176,8 @@ func (r *runner) run(scenario string) error {
 		return r.runBackup()
 	case "subscription":
 		return r.runSubscription()
+	case "follow":
+		return r.runFollow()
 	}
 	return nil
 }
