@@ -266,14 +266,20 @@ func TestStateIsFollowedBySpace(t *testing.T) {
 	check("a delete", map[string]int64{space: 1, other: 2, store.SchemaSpace: 1, "both": 3})
 }
 
-// TestStateAloneWakesNoObserver checks that a commit of another node that
-// changed feature state alone does not close Changed (its observers and
-// consumers have nothing new to read), while one that added events does.
+// TestStateAloneWakesNoObserver checks that a commit that changed feature
+// state alone does not close Changed, on its node or another (their
+// observers and consumers have nothing new to read), while one that added
+// events does.
 func TestStateAloneWakesNoObserver(t *testing.T) {
 	open := storetest.Postgres(&pg).New(t)
 	a, b := storetest.Start(t, open), storetest.Start(t, open)
-	changed := b.Changed()
+	changed, own := b.Changed(), a.Changed()
 	commit(t, a, store.Request{Changes: []store.Change{put("k", "v", 0)}})
+	select {
+	case <-own:
+		t.Fatal("a commit of state alone woke the observers of its own node")
+	default:
+	}
 	states := a.DurableHead().States
 	for deadline := time.Now().Add(5 * time.Second); b.DurableHead().States != states; time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {

@@ -315,9 +315,9 @@ func (s *Store) Durable() uint64 { return s.durable.Load().Count }
 // the hash of the last one.
 func (s *Store) DurableHead() Head { return *s.durable.Load() }
 
-// Changed returns a channel that is closed when Durable next advances, or
-// this store commits a change of feature state alone (a commit of another
-// node's that changed state alone does not close it). Take it before
+// Changed returns a channel that is closed when Durable next advances:
+// commits of feature state alone, this node's or another's, do not close
+// it (the feature that made them wakes its own readers). Take it before
 // reading Durable so that no advance is missed.
 func (s *Store) Changed() <-chan struct{} { return *s.changed.Load() }
 

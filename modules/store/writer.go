@@ -356,10 +356,10 @@ func (s *Store) publish(g *groupState, start time.Time) {
 	done := time.Now()
 	if !g.empty() {
 		s.head = g.head
-		// A commit of this node's state alone wakes the observers too: the
-		// feature that made it may wake its readers so (a followed one
-		// does not, see follow).
-		s.advance(g.written, true)
+		// A commit of feature state alone wakes no observer (Changed), as
+		// a followed one does not (follow): the feature that made it wakes
+		// its own readers.
+		s.advance(g.written, len(g.written) > 0)
 		s.rec.Committed(len(g.written), done.Sub(start))
 	}
 	for _, w := range g.accepted {

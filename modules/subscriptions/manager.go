@@ -437,6 +437,9 @@ func (m *Manager) Reset(ctx context.Context, name string, start Start) (Info, er
 		})
 		return err
 	})
+	if err == nil {
+		sub.wakeWorking(all, "", true, m.store.Durable()) // the cursors went back
+	}
 	sub.unlock()
 	if err != nil {
 		return Info{}, err
