@@ -507,7 +507,7 @@ func (a *API) consume(ctx context.Context, name, consumer string, put func(line 
 	now := make(chan struct{}) // closed: waiting on it does not wait
 	close(now)
 	for {
-		written := a.store.Changed()
+		written, committed := a.store.Changed(), c.Committed()
 		polled := time.Now()
 		deliveries, more, err := a.subs.Poll(ctx, c)
 		if err != nil {
@@ -534,6 +534,7 @@ func (a *API) consume(ctx context.Context, name, consumer string, put func(line 
 				return err
 			}
 		case <-wait:
+		case <-committed: // the subscription's state, on this node
 		case <-c.Woken():
 		case <-timer.C:
 		}

@@ -264,8 +264,7 @@ func (m *Manager) Poll(ctx context.Context, c *Consumer) (out []Delivered, more 
 		return nil, false, err
 	}
 	sub.countOutcomes(owned, parkedCount)
-	sub.wakeWorking(parts, c.Name, false, view.Count()) // the others' deliveries it made
-	more = more || sub.dueNow(owned, now)               // left for the next batch
+	more = more || sub.dueNow(owned, now) // left for the next batch
 	sub.pruneAhead(c)
 	return mine.out, more || mine.full(), nil
 }
@@ -273,7 +272,8 @@ func (m *Manager) Poll(ctx context.Context, c *Consumer) (out []Delivered, more 
 // work reports whether a poll of the partitions owned has anything to
 // do now: a delivery of them due, room and events after the cursor in a
 // log of count events, or settles made elsewhere to take in. (Those of
-// other consumers are their own polls' to find: wakeWorking wakes them.)
+// other consumers are their own polls' to find; every commit wakes those
+// too.)
 func (sub *subscription) work(owned []int, now time.Time, count uint64) bool {
 	for _, i := range owned {
 		p := sub.parts[i]

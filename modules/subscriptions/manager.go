@@ -81,6 +81,11 @@ type subscription struct {
 	// background.
 	view     atomic.Pointer[view]
 	counting atomic.Bool
+	// committed is closed and replaced by every commit of the
+	// subscription's state on this node (announce): its consumers poll
+	// again. Commits of feature state wake no one else (store.Store.Changed
+	// announces commits of events only).
+	committed atomic.Pointer[chan struct{}]
 }
 
 // Outcomes count what became of a subscription's deliveries.
@@ -217,6 +222,8 @@ func (m *Manager) loadSubscription(st storedDefinition) (*subscription, error) {
 func (m *Manager) newSubscription(d Definition, created time.Time) *subscription {
 	sub := &subscription{def: d, createdAt: created, recs: make([]partitionRecord, d.Options.Partitions),
 		now: func() time.Time { return m.now() }}
+	committed := make(chan struct{})
+	sub.committed.Store(&committed)
 	if m.shared != nil {
 		sub.node = m.shared.node
 	}
@@ -437,9 +444,6 @@ func (m *Manager) Reset(ctx context.Context, name string, start Start) (Info, er
 		})
 		return err
 	})
-	if err == nil {
-		sub.wakeWorking(all, "", true, m.store.Durable()) // the cursors went back
-	}
 	sub.unlock()
 	if err != nil {
 		return Info{}, err
@@ -575,8 +579,23 @@ func (sub *subscription) commitSettles(ctx context.Context, s *store.Store, r st
 		sub.recs[p] = rec
 	}
 	sub.parked = parked
+	sub.announce()
 	return records, nil
 }
+
+// announce wakes the consumers of sub after a commit of its state: a
+// poll's deliveries of the other consumers' partitions, a settle's room in
+// a window, a reset's or a replay's deliveries are theirs to send.
+func (sub *subscription) announce() {
+	next := make(chan struct{})
+	close(*sub.committed.Swap(&next))
+}
+
+// Committed returns a channel closed by the next commit of the state of
+// c's subscription on this node (a poll's, a settle's, a reset's, a
+// replay's, a rebalance's): take it before polling, wait on it with the
+// store's Changed (the commits of events).
+func (c *Consumer) Committed() <-chan struct{} { return *c.sub.committed.Load() }
 
 // parkedAfter returns how many events of sub are parked once changes are
 // committed: a replay deletes a parked record, a park puts one, which an

@@ -113,7 +113,7 @@ func (m *Manager) settle(ctx context.Context, s Settle) (Settled, error) {
 		return Settled{}, err
 	}
 	if out.Done > 0 {
-		sub.wakeWorking(parts, "", s.Action == Retry, m.store.Durable())
+		sub.wakeSettled(parts, s.Action == Retry, m.store.Durable())
 	}
 	switch s.Action {
 	case Acknowledge:
@@ -128,23 +128,20 @@ func (m *Manager) settle(ctx context.Context, s Settle) (Settled, error) {
 	return out, nil
 }
 
-// wakeWorking wakes the consumers of this node but except that hold
-// partitions of parts with something to do now (work), or, with always,
-// any: commits of feature state alone wake no consume loop (only commits of
-// events do, store.Store.Changed), so what changes a partition wakes its
-// owner itself. A settle: a retry moves when a delivery is due (its
-// owner's timer is set for the due time before it), and an acknowledgement
-// or a park may free room in a full window for events stored meanwhile. A
-// poll: it delivers the events of the other consumers' partitions too. A
-// log of count events; the caller holds sub.mu.
-func (sub *subscription) wakeWorking(parts []int, except string, always bool, count uint64) {
+// wakeSettled wakes the consumers of this node that hold partitions of
+// parts that a settle changed so that their next poll is not the one they
+// wait for: a retry moves when a delivery is due (their timers are set
+// for the due time before it), and an acknowledgement or a park may free
+// room in a full window for events stored meanwhile. A log of count
+// events; the caller holds sub.mu.
+func (sub *subscription) wakeSettled(parts []int, retried bool, count uint64) {
 	now := sub.now()
 	for _, p := range parts {
 		owner := sub.parts[p].Owner
-		if owner == "" || owner == except || sub.remote(p) {
+		if owner == "" || sub.remote(p) {
 			continue
 		}
-		if always || sub.work([]int{p}, now, count) {
+		if retried || sub.work([]int{p}, now, count) {
 			sub.wake(owner)
 		}
 	}
@@ -396,6 +393,5 @@ func (m *Manager) replay(ctx context.Context, sub *subscription, batch []ParkedE
 	if err != nil {
 		return 0, err
 	}
-	sub.wakeWorking(parts, "", true, m.store.Durable()) // the replays are due
 	return n, nil
 }
