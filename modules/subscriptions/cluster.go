@@ -102,9 +102,10 @@ func (m *Manager) Start() {
 }
 
 // Stop ends the lag counts under way in the background and what Start
-// started, and gives up the node's lease, if it holds one, so that other nodes need not wait for it to expire. Giving it up is
-// worth a try only: a node that cannot reach the database stops all the
-// same, and its lease expires.
+// started, and gives up the node's lease, if it holds one, so that other
+// nodes need not wait for it to expire. Giving it up is worth a try only:
+// a node that cannot reach the database stops all the same, and its lease
+// expires.
 func (m *Manager) Stop(ctx context.Context) {
 	m.stopCounting()
 	if m.shared == nil || m.shared.stop == nil {
@@ -210,7 +211,7 @@ func (m *Manager) hasConsumers() bool {
 	for _, sub := range m.all() {
 		sub.mu.Lock()
 		n := len(sub.consumers)
-		sub.unlock()
+		sub.mu.Unlock()
 		if n > 0 {
 			return true
 		}
