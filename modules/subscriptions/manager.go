@@ -781,12 +781,8 @@ func (m *Manager) info(sub *subscription) (Info, error) {
 		Partitions: sub.partitionInfos(m.now)}
 	for _, p := range info.Partitions {
 		info.InFlight += p.InFlight
-		for j := range consumers {
-			if consumers[j].Name == p.Consumer {
-				consumers[j].Partitions = append(consumers[j].Partitions, p.Partition)
-			}
-		}
 	}
+	assignPartitions(consumers, info.Partitions)
 	// Under the same lock as the deliveries in flight: an event moves from
 	// the lag into flight only with it, so no event is missing from both.
 	info.Lag, err = m.lagLocked(sub)

@@ -45,8 +45,7 @@ func (sub *subscription) published() *view {
 		return v
 	}
 	sub.mu.Lock()
-	defer sub.unlock()
-	sub.publish()
+	sub.unlock() // publishes it
 	return sub.view.Load()
 }
 
@@ -83,14 +82,19 @@ func (m *Manager) infoOf(sub *subscription) (Info, error) {
 	info := Info{Definition: sub.def, CreatedAt: sub.createdAt, InFlight: v.inFlight, Parked: v.parked, Lag: lag,
 		Partitions: v.partitions, Consumers: make([]ConsumerInfo, len(v.consumers))}
 	copy(info.Consumers, v.consumers)
-	for j := range info.Consumers {
-		for _, p := range v.partitions {
-			if p.Consumer == info.Consumers[j].Name {
-				info.Consumers[j].Partitions = append(info.Consumers[j].Partitions, p.Partition)
+	assignPartitions(info.Consumers, v.partitions)
+	return info, nil
+}
+
+// assignPartitions lists in each of consumers the partitions it holds.
+func assignPartitions(consumers []ConsumerInfo, partitions []PartitionInfo) {
+	for j := range consumers {
+		for _, p := range partitions {
+			if p.Consumer == consumers[j].Name {
+				consumers[j].Partitions = append(consumers[j].Partitions, p.Partition)
 			}
 		}
 	}
-	return info, nil
 }
 
 // privateLag bounds the events a read counts on its own copy of the lag
