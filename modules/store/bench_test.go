@@ -105,15 +105,37 @@ func BenchmarkReadSubject(b *testing.B) {
 }
 
 func benchReadSubject(b *testing.B, s *store.Store) {
+	benchRead(b, s, store.ReadOptions{Subject: "/bench/read"}, func(i int) string {
+		if i%2 == 1 {
+			return fmt.Sprintf("/bench/other/%d", i%7)
+		}
+		return "/bench/read"
+	})
+}
+
+// BenchmarkReadSubtree measures reading a subtree of 100,000 events, ten
+// subjects written together, that are followed by as many events of other
+// subjects, from storage: the read a subscription's drain makes.
+func BenchmarkReadSubtree(b *testing.B) {
+	storetest.EachB(b, &pg, func(b *testing.B, be storetest.Backend) {
+		s := storetest.Start(b, be.New(b))
+		benchRead(b, s, store.ReadOptions{Subject: "/bench/tree", Recursive: true}, func(i int) string {
+			if i >= 100_000 {
+				return fmt.Sprintf("/bench/other/%d", i%7)
+			}
+			return fmt.Sprintf("/bench/tree/%d", i%10)
+		})
+	})
+}
+
+// benchRead writes 200,000 events, the i-th to subject(i), and measures
+// reading the 100,000 of them that opts selects.
+func benchRead(b *testing.B, s *store.Store, opts store.ReadOptions, subject func(i int) string) {
 	const n = 100_000
 	batch := make([]event.Candidate, 1000)
 	for written := 0; written < 2*n; written += len(batch) {
 		for i := range batch {
-			subject := "/bench/read"
-			if i%2 == 1 {
-				subject = fmt.Sprintf("/bench/other/%d", i%7)
-			}
-			batch[i] = event.Candidate{Source: "https://bench", Subject: subject, Type: "io.example.bench", Data: benchData}
+			batch[i] = event.Candidate{Source: "https://bench", Subject: subject(written + i), Type: "io.example.bench", Data: benchData}
 		}
 		if _, err := s.Write(context.Background(), batch, nil); err != nil {
 			b.Fatal(err)
@@ -124,7 +146,7 @@ func benchReadSubject(b *testing.B, s *store.Store) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		it, err := s.Read(store.ReadOptions{Subject: "/bench/read"})
+		it, err := s.Read(opts)
 		if err != nil {
 			b.Fatal(err)
 		}

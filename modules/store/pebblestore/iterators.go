@@ -257,6 +257,7 @@ type lookupIterator struct {
 	records    *pebble.Iterator
 	descending bool
 	started    bool
+	positioned bool // records is on record
 	record     event.Record
 	err        error
 	key        []byte
@@ -280,19 +281,29 @@ func (l *lookupIterator) Next() bool {
 	}
 	id := x.id()
 	l.key = eventKey(l.key[:0], id)
-	// Ascending seeks move forward, which Pebble serves by stepping.
-	var found bool
-	if l.descending {
-		found = l.records.SeekLT(eventKey(nil, id+1)) && bytes.Equal(l.records.Key(), l.key)
-	} else {
-		found = l.records.SeekGE(l.key) && bytes.Equal(l.records.Key(), l.key)
-	}
-	if !found {
+	if !l.position(id) {
 		l.err = errors.Join(l.records.Error(), &store.CorruptionError{Detail: fmt.Sprintf("index entry for missing event %d", id)})
 		return false
 	}
-	l.record = event.Record{ID: id, JSON: l.records.Value()}
+	l.record, l.positioned = event.Record{ID: id, JSON: l.records.Value()}, true
 	return true
+}
+
+// position moves records onto the record of id and reports whether it is
+// there. The log has no gaps, so the record after the current one is the
+// next id's: where an index holds a run of neighbouring ids (a subtree
+// written together), a step reads it, which costs a fraction of a seek.
+func (l *lookupIterator) position(id uint64) bool {
+	switch {
+	case l.positioned && !l.descending && id == l.record.ID+1:
+		return l.records.Next() && bytes.Equal(l.records.Key(), l.key)
+	case l.positioned && l.descending && id+1 == l.record.ID:
+		return l.records.Prev() && bytes.Equal(l.records.Key(), l.key)
+	case l.descending:
+		return l.records.SeekLT(eventKey(nil, id+1)) && bytes.Equal(l.records.Key(), l.key)
+	}
+	// Ascending seeks move forward, which Pebble serves by stepping.
+	return l.records.SeekGE(l.key) && bytes.Equal(l.records.Key(), l.key)
 }
 
 // current returns the index iterator holding the next id in order.
