@@ -76,6 +76,17 @@ type Scan struct {
 	Descending bool
 }
 
+// GroupFunc takes ids of events that have subject and eventType, in
+// ascending order; they are valid until it returns. Its error ends the
+// walk and is returned.
+//
+// Groups selects by s.Subject, s.Recursive, s.From and s.To alone, and
+// calls fn for each subject and type in no particular order, maybe more
+// than once for one, with every selected event in exactly one call. It
+// reads the indexes, not the records: a reader that needs only the
+// subjects and types of many events (a count) pays for the index entries.
+type GroupFunc func(subject, eventType string, ids []uint64) error
+
 // RecordIterator walks records. Record is valid until the next call to Next;
 // Close releases the iterator and returns its first error.
 type RecordIterator interface {
@@ -113,6 +124,9 @@ type Reader interface {
 	Record(id uint64) (event.Record, bool, error)
 	// Scan iterates the records selected by s in id order.
 	Scan(s Scan) RecordIterator
+	// Groups calls fn with the ids of the events selected by s, grouped by
+	// subject and type, without reading their records (Groups).
+	Groups(s Scan, fn GroupFunc) error
 	// LatestID returns the highest id up to maxID of an event with exactly
 	// subject and, unless eventType is "", exactly eventType.
 	LatestID(subject, eventType string, maxID uint64) (uint64, bool, error)

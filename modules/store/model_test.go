@@ -138,6 +138,14 @@ func TestReadMatchesModel(t *testing.T) {
 						}
 					}
 
+					for q := 0; q < 100; q++ {
+						sc := store.Scan{Subject: querySubjects[rng.IntN(len(querySubjects))], Recursive: rng.IntN(2) == 0, From: rng.Uint64N(n + 2), To: rng.Uint64N(n + 2)}
+						if q%10 == 0 {
+							sc.Subject = "" // every event
+						}
+						checkGroups(t, s, model, sc)
+					}
+
 					for _, subject := range querySubjects {
 						for _, kind := range append([]string{""}, modelTypes...) {
 							got, found, err := s.LatestID(subject, kind)
@@ -154,6 +162,40 @@ func TestReadMatchesModel(t *testing.T) {
 			})
 		}
 	})
+}
+
+// checkGroups compares the groups of sc with the model's events.
+func checkGroups(t *testing.T, s *store.Store, model []modelEvent, sc store.Scan) {
+	t.Helper()
+	var want []string
+	for _, e := range model {
+		subjectOK := sc.Subject == "" || e.subject == sc.Subject || (sc.Recursive && within(sc.Subject, e.subject))
+		if subjectOK && e.id >= sc.From && e.id <= sc.To {
+			want = append(want, fmt.Sprintf("%d %s %s", e.id, e.subject, e.kind))
+		}
+	}
+	var got []string
+	err := s.View().Groups(sc, func(subject, eventType string, ids []uint64) error {
+		if !slices.IsSorted(ids) || len(ids) == 0 {
+			t.Errorf("groups %+v: ids %v", sc, ids)
+		}
+		for _, id := range ids {
+			got = append(got, fmt.Sprintf("%d %s %s", id, subject, eventType))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.SortFunc(got, func(a, b string) int {
+		var x, y uint64
+		fmt.Sscan(a, &x)
+		fmt.Sscan(b, &y)
+		return int(x) - int(y)
+	})
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("groups %+v:\n got %v\nwant %v", sc, got, want)
+	}
 }
 
 func modelLatest(model []modelEvent, subject, kind string, limit uint64) (uint64, bool) {

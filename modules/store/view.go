@@ -67,6 +67,19 @@ func (v *View) Scan(sc Scan) RecordIterator {
 	return scanUpTo(v.backend, v.recent, v.count, sc)
 }
 
+// Groups calls fn with the ids of the events of the view that sc selects,
+// grouped by subject and type (GroupFunc).
+func (v *View) Groups(sc Scan, fn GroupFunc) error {
+	if v.count == 0 || sc.From >= v.count {
+		return nil
+	}
+	sc.To = min(sc.To, v.count-1)
+	if sc.From > sc.To {
+		return nil
+	}
+	return v.backend.Groups(sc, fn)
+}
+
 // scanUpTo iterates the records of sc among the first count committed
 // events: recent ones from memory, older ones from storage.
 func scanUpTo(b Backend, recent *window, count uint64, sc Scan) RecordIterator {

@@ -70,7 +70,12 @@ func (b *Backend) LatestID(subject, eventType string, maxID uint64) (uint64, boo
 // the runs of a subject or a type (runsSQL), or along the log, filtered by
 // subject, for every event, a subtree or a subject prefix (logSQL).
 func (b *Backend) Scan(s store.Scan) store.RecordIterator {
-	sql, args, err := scanSQL("e.record", s)
+	return b.scan("e.record", s)
+}
+
+// scan iterates the ids and column of the events s selects (scanSQL).
+func (b *Backend) scan(column string, s store.Scan) store.RecordIterator {
+	sql, args, err := scanSQL(column, s)
 	if err != nil {
 		return &recordPages{err: err, done: true}
 	}
