@@ -103,6 +103,88 @@ func TestLagCountedInChunksWhileConsumersWork(t *testing.T) {
 	}
 }
 
+// TestLagPassTakesOffWhatCursorsPassMeanwhile runs a count of a long
+// backlog outside the lock by hand, step by step: a consumer takes and
+// acknowledges deliveries from the pass's range between its start and its
+// end, and the lag the pass leaves is what a count from scratch says. A
+// reset meanwhile has the pass dropped, and the count after it is right
+// too.
+func TestLagPassTakesOffWhatCursorsPassMeanwhile(t *testing.T) {
+	s := storetest.Start(t, storetest.Pebble.New(t))
+	const matching = 2*lagChunk + 777
+	var batch []event.Candidate
+	for i := range matching {
+		batch = append(batch, storetest.Candidate(fmt.Sprintf("/orders/%d", i%97), "io.example.placed", `{}`),
+			storetest.Candidate("/other", "io.example.placed", `{}`))
+	}
+	if _, err := s.Write(ctx, batch, nil); err != nil {
+		t.Fatal(err)
+	}
+	m := started(t, s, &clock{now: t0})
+	if _, err := m.Create(ctx, definition(4, 500)); err != nil {
+		t.Fatal(err)
+	}
+	m.counts.Wait() // the count Create started in the background
+	sub, err := m.lookup("billing")
+	if err != nil {
+		t.Fatal(err)
+	}
+	begin := func() (*lagPass, *store.View) {
+		sub.mu.Lock()
+		defer sub.unlock()
+		sub.lag = lagCount{}
+		if _, err := m.countLag(sub, 0); err != nil {
+			t.Fatal(err)
+		}
+		view := m.store.View()
+		return sub.lag.begin(view.Count()), view
+	}
+	end := func(pass *lagPass, view *store.View) (added bool) {
+		counts, err := sub.countPass(view, pass, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sub.mu.Lock()
+		defer sub.unlock()
+		return sub.lag.end(pass, counts, sub.cursors(), true)
+	}
+	c, err := m.Connect(ctx, "billing", "w1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pass, view := begin()
+	held := poll(t, m, c)
+	held = append(held, poll(t, m, c)...)
+	var tokens []Token
+	for _, d := range held[:len(held)/2] {
+		tokens = append(tokens, d.Token)
+	}
+	if out, err := m.Settle(ctx, Settle{Subscription: "billing", Tokens: tokens}); err != nil || out.Done != len(tokens) {
+		t.Fatalf("settle: %+v %v", out, err)
+	}
+	if !end(pass, view) {
+		t.Fatal("the pass was dropped")
+	}
+	want := uint64(matching - len(held))
+	if lag, err := m.Lag("billing"); err != nil || lag != want {
+		t.Fatalf("lag after the pass: %d %v, want %d", lag, err, want)
+	}
+	if lag, err := started(t, s, &clock{now: t0}).Lag("billing"); err != nil || lag != want {
+		t.Fatalf("a fresh count: %d %v, want %d", lag, err, want)
+	}
+
+	pass, view = begin()
+	if _, err := m.Reset(ctx, "billing", Start{Kind: FromBeginning}); err != nil {
+		t.Fatal(err)
+	}
+	if end(pass, view) {
+		t.Fatal("the pass counted across a reset")
+	}
+	if lag, err := m.Lag("billing"); err != nil || lag != matching {
+		t.Fatalf("lag after a reset: %d %v, want %d", lag, err, matching)
+	}
+}
+
 // TestDeleteAndReplayInBatches parks more events than one commit of a
 // replay or of a delete's sweep takes: a replay of all takes every one, a
 // commit at a time, and a delete leaves nothing behind, also of a name

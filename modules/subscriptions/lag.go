@@ -1,6 +1,7 @@
 package subscriptions
 
 import (
+	"errors"
 	"math"
 	"slices"
 
@@ -14,8 +15,8 @@ import (
 // as the cursors move (scan) and extended over the events written since
 // it was last, so that a call reads only those, and those a cursor moved
 // over elsewhere (a partition another node holds, read again); the first
-// call after a start or a reset reads the log from the lowest cursor on,
-// a chunk at a time (catchUpLag). On a backend of one node it takes the
+// call after a start or a reset counts from the lowest cursor on, by the
+// subject's index entries outside the lock (catchUpLag). On a backend of one node it takes the
 // count from the subscription's view, without waiting for its lock
 // (lagOf).
 func (m *Manager) Lag(name string) (uint64, error) {
@@ -39,36 +40,106 @@ func (m *Manager) Lag(name string) (uint64, error) {
 }
 
 // lagChunk bounds the events a count of the lag reads under the
-// subscription's lock at once (catchUpLag).
+// subscription's lock: the few written since it was last counted. A
+// longer count (the first after a start or a reset, at a backlog of
+// millions of events) runs outside the lock (lagPass).
 const lagChunk = 16_384
 
-// catchUpLag counts the lag of sub up to the log's head as it is now, a
-// chunk of lagChunk events at a time under sub's lock, letting go of it in
-// between: a long count (the first after a start or a reset, at a backlog
-// of millions of events) never holds up the consumers' polls and settles
-// for long. Its caller then counts the rest, the few events written
+// errStopped ends a count of the lag when its manager stops.
+var errStopped = errors.New("the count stopped")
+
+// catchUpLag counts the lag of sub up to the log's head as it is now:
+// under sub's lock when it is at most lagChunk events behind, else in a
+// pass outside the lock (lagPass), so that a long count never holds up the
+// consumers' polls and settles. One pass runs at a time: a second caller
+// waits for it. Its caller then counts the rest, the few events written
 // meanwhile (lagOf, lagLocked). It must not hold sub's lock. It stops
 // early, with nil, when quit is closed.
 func (m *Manager) catchUpLag(sub *subscription, quit <-chan struct{}) error {
-	head := m.store.View().Count()
 	for {
-		select {
-		case <-quit:
-			return nil
-		default:
-		}
 		sub.mu.Lock()
 		if sub.deleted {
 			sub.unlock()
 			return ErrNotFound
 		}
-		_, err := m.countLag(sub, lagChunk)
-		done := sub.lag.ahead != nil && sub.lag.to >= head
+		view := m.store.View()
+		c := &sub.lag
+		if _, err := m.countLag(sub, 0); err != nil { // in line with the cursors
+			sub.unlock()
+			return err
+		}
+		if view.Count()-min(view.Count(), c.to) <= lagChunk {
+			_, err := m.countLag(sub, lagChunk)
+			sub.unlock()
+			return err
+		}
+		if pass := c.pass; pass != nil {
+			sub.unlock()
+			select {
+			case <-pass.done:
+				continue
+			case <-quit:
+				return nil
+			}
+		}
+		pass := c.begin(view.Count())
 		sub.unlock()
-		if err != nil || done {
+		counts, err := sub.countPass(view, pass, quit)
+		sub.mu.Lock()
+		c.end(pass, counts, sub.cursors(), err == nil)
+		sub.unlock()
+		if errors.Is(err, errStopped) {
+			return nil
+		}
+		if err != nil {
 			return err
 		}
 	}
+}
+
+// cursors returns the cursors of sub's partitions. The caller holds
+// sub.mu.
+func (sub *subscription) cursors() []uint64 {
+	cursors := make([]uint64, len(sub.parts))
+	for i, p := range sub.parts {
+		cursors[i] = p.Cursor()
+	}
+	return cursors
+}
+
+// countPass counts, for each partition, the matching events of view in
+// the pass's range at or after its cursor when the pass began. Over most
+// of the log it reads the subject's index entries by subject and type
+// (store.View.Groups), not the events; a short range at the end of a long
+// log costs less read event by event than the index entries of the
+// subject's whole history. It stops with errStopped when quit is closed.
+func (sub *subscription) countPass(view *store.View, pass *lagPass, quit <-chan struct{}) ([]int64, error) {
+	counts := make([]int64, len(pass.cursors))
+	if pass.from > pass.to/2 {
+		return counts, sub.eachMatching(view, pass.from, pass.to, func(p int, id uint64) {
+			if id >= pass.cursors[p] {
+				counts[p]++
+			}
+		})
+	}
+	sc := store.Scan{Subject: sub.def.Subject, Recursive: sub.def.Options.Recursive, From: pass.from, To: pass.to - 1}
+	return counts, view.Groups(sc, func(subject, eventType string, ids []uint64) error {
+		select {
+		case <-quit:
+			return errStopped
+		default:
+		}
+		if !sub.def.Matches(subject, eventType) {
+			return nil
+		}
+		p := PartitionOf(subject, len(counts))
+		for _, id := range ids {
+			if id >= pass.cursors[p] {
+				counts[p]++
+			}
+		}
+		return nil
+	})
 }
 
 // lagLocked is Lag for a caller that holds sub's lock and has read the
@@ -81,11 +152,7 @@ func (m *Manager) lagLocked(sub *subscription) (uint64, error) {
 // over at most limit events written since it was last extended, and
 // returns the lag as counted so far. The caller holds sub's lock.
 func (m *Manager) countLag(sub *subscription, limit uint64) (uint64, error) {
-	cursors := make([]uint64, len(sub.parts))
-	for i, p := range sub.parts {
-		cursors[i] = p.Cursor()
-	}
-	return sub.lag.count(sub, m.store.View(), cursors, limit)
+	return sub.lag.count(sub, m.store.View(), sub.cursors(), limit)
 }
 
 // count brings c in line with the partitions' cursors and extends it over
@@ -96,23 +163,22 @@ func (m *Manager) countLag(sub *subscription, limit uint64) (uint64, error) {
 //
 // The count stays right whatever moves between two calls: the events at
 // or above c.to are not counted yet, and a cursor that passes one of
-// them only moves its partition's from beyond it, so that no later chunk
-// counts it.
+// them only moves its partition's from beyond it, so that no later count
+// counts it (a pass outside the lock notes it instead: lagPass).
 func (c *lagCount) count(sub *subscription, view *store.View, cursors []uint64, limit uint64) (uint64, error) {
 	if c.ahead != nil {
 		if err := c.follow(sub, view, cursors); err != nil {
-			c.ahead = nil
+			*c = lagCount{}
 			return 0, err
 		}
 	}
 	if c.ahead == nil {
-		c.ahead, c.from, c.to = make([]int64, len(cursors)), slices.Clone(cursors), uint64(math.MaxUint64)
-		c.moved = make([]bool, len(cursors))
+		*c = lagCount{ahead: make([]int64, len(cursors)), from: slices.Clone(cursors), to: math.MaxUint64, moved: make([]bool, len(cursors))}
 		for _, cur := range cursors {
 			c.to = min(c.to, cur)
 		}
 	}
-	if head := view.Count(); c.to < head {
+	if head := view.Count(); c.to < head && limit > 0 {
 		if head-c.to > limit {
 			head = c.to + limit
 		}
@@ -122,7 +188,7 @@ func (c *lagCount) count(sub *subscription, view *store.View, cursors []uint64, 
 			}
 		})
 		if err != nil {
-			c.ahead = nil
+			*c = lagCount{}
 			return 0, err
 		}
 		c.to = head
@@ -146,18 +212,65 @@ type lagCount struct {
 	// them again from from to the cursor, and passed leaves them alone
 	// until then, lest it step over what follow has to take off.
 	moved []bool
+	pass  *lagPass // counting the events from to on, outside the lock
 }
 
-// clone returns a copy of c that shares nothing with it.
+// lagPass is a count of the events from from to to (exclusive) that runs
+// outside the subscription's lock (catchUpLag): what the cursors pass
+// meanwhile is noted here, and taken off the pass's counts when they are
+// added (end).
+type lagPass struct {
+	from, to uint64
+	cursors  []uint64 // the partitions' cursors when the pass began
+	passed   []int64  // events of the range each partition passed since
+	void     bool     // a cursor moved into the range by other means
+	done     chan struct{}
+}
+
+// clone returns a copy of c that shares nothing with it, and no pass.
 func (c *lagCount) clone() lagCount {
 	return lagCount{to: c.to, ahead: slices.Clone(c.ahead), from: slices.Clone(c.from), moved: slices.Clone(c.moved)}
+}
+
+// begin starts a pass over the events from c.to up to head.
+func (c *lagCount) begin(head uint64) *lagPass {
+	c.pass = &lagPass{from: c.to, to: head, cursors: slices.Clone(c.from), passed: make([]int64, len(c.from)), done: make(chan struct{})}
+	return c.pass
+}
+
+// end adds the counts of pass, made with the cursors now, when it is still
+// c's and nothing it did not note moved over its range; else the pass is
+// dropped, and the next count starts another. It reports whether it
+// added them.
+func (c *lagCount) end(pass *lagPass, counts []int64, cursors []uint64, ok bool) (added bool) {
+	defer close(pass.done)
+	if c.pass != pass {
+		return false // counted afresh meanwhile
+	}
+	c.pass = nil
+	if !ok || pass.void || c.ahead == nil || c.to != pass.from {
+		return false
+	}
+	for p, cur := range cursors {
+		if cur > c.from[p] && cur > pass.from {
+			return false // moved without passing
+		}
+	}
+	for p := range c.ahead {
+		c.ahead[p] += counts[p] - pass.passed[p]
+	}
+	c.to = pass.to
+	return true
 }
 
 // passed notes that partition p's cursor passed the matching event id.
 func (c *lagCount) passed(p int, id uint64) {
 	if c.ahead != nil && !c.moved[p] {
-		if id < c.to && id >= c.from[p] {
+		switch pass := c.pass; {
+		case id < c.to && id >= c.from[p]:
 			c.ahead[p]--
+		case pass != nil && id >= pass.from && id < pass.to && id >= c.from[p]:
+			pass.passed[p]++
 		}
 		c.from[p] = max(c.from[p], id+1)
 	}
@@ -177,6 +290,9 @@ func (c *lagCount) reread(p int) {
 	if c.ahead != nil {
 		c.moved[p] = true
 	}
+	if c.pass != nil {
+		c.pass.void = true
+	}
 }
 
 // follow brings the counts in line with cursors that moved without
@@ -187,9 +303,12 @@ func (c *lagCount) reread(p int) {
 func (c *lagCount) follow(sub *subscription, view *store.View, cursors []uint64) error {
 	from, to := uint64(math.MaxUint64), uint64(0)
 	for i, cur := range cursors {
+		if pass := c.pass; pass != nil && cur > c.from[i] && cur > pass.from {
+			pass.void = true // moved over the pass's range
+		}
 		switch {
 		case cur < c.from[i]:
-			c.ahead = nil
+			*c = lagCount{}
 			return nil
 		case cur > c.from[i] && c.from[i] < c.to:
 			from, to = min(from, c.from[i]), max(to, min(cur, c.to))

@@ -98,8 +98,8 @@ func assignPartitions(consumers []ConsumerInfo, partitions []PartitionInfo) {
 }
 
 // privateLag bounds the events a read counts on its own copy of the lag
-// (lagOf); beyond it, the count is brought up to the head under the lock
-// (catchUpLag), and past backgroundLag a read has that done in the
+// (lagOf); beyond it, the count is brought up to the head (catchUpLag),
+// and past backgroundLag a read has that done in the
 // background, so that the next reads count few.
 const (
 	privateLag    = lagChunk
@@ -109,8 +109,8 @@ const (
 // lagOf returns sub's view and its lag at the view's cursors: the lag as
 // the view counted it, followed to the cursors and extended over the
 // events written since, on a copy. When the view's count is gone (a start
-// or a reset) or far behind the head, it is brought up to the head first,
-// a chunk at a time under sub's lock (catchUpLag).
+// or a reset) or far behind the head, it is brought up to the head first
+// (catchUpLag).
 func (m *Manager) lagOf(sub *subscription) (*view, uint64, error) {
 	for {
 		v := sub.published()
