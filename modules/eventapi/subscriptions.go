@@ -570,9 +570,10 @@ func (a *API) deliver(ctx context.Context, deliveries []subscriptions.Delivered,
 // deliveryLine returns the line of one delivery, its event as read-events
 // sends it.
 func (a *API) deliveryLine(d subscriptions.Delivered) []byte {
-	payload := []byte(`{"delivery":` + strconv.Quote(d.Token.String()) + `,"attempt":` + strconv.Itoa(d.Token.Attempt) +
-		`,"partition":` + strconv.Itoa(d.Token.Partition) + `,"event":`)
-	payload = append(a.emitter.Append(payload, d.Record), '}')
+	payload := d.Token.Append(append(make([]byte, 0, 128+len(d.Record.JSON)), `{"delivery":"`...)) // base64url: nothing to escape
+	payload = strconv.AppendInt(append(payload, `","attempt":`...), int64(d.Token.Attempt), 10)
+	payload = strconv.AppendInt(append(payload, `,"partition":`...), int64(d.Token.Partition), 10)
+	payload = append(a.emitter.Append(append(payload, `,"event":`...), d.Record), '}')
 	return httpkit.AppendLine(nil, "delivery", payload)
 }
 

@@ -72,13 +72,30 @@ func checkLayout(s *store.Store) (stored bool, err error) {
 	return true, nil
 }
 
-func partitionKey(name string, p int) string { return fmt.Sprintf("%s/%04d", name, p) }
-
-func deliveryKey(name string, p int, id uint64) string {
-	return fmt.Sprintf("%s/%04d/%020d", name, p, id)
+func partitionKey(name string, p int) string {
+	return string(appendPadded(append([]byte(name), '/'), uint64(p), 4))
 }
 
-func parkedKey(name string, id uint64) string { return fmt.Sprintf("%s/%020d", name, id) }
+func deliveryKey(name string, p int, id uint64) string {
+	b := make([]byte, 0, len(name)+26)
+	b = appendPadded(append(append(b, name...), '/'), uint64(p), 4)
+	return string(appendPadded(append(b, '/'), id, 20))
+}
+
+func parkedKey(name string, id uint64) string {
+	return string(appendPadded(append([]byte(name), '/'), id, 20))
+}
+
+// appendPadded appends n in decimal to dst, with leading zeros up to width
+// digits (fmt's %0*d, which the keys were first made with).
+func appendPadded(dst []byte, n uint64, width int) []byte {
+	var digits [20]byte
+	d := strconv.AppendUint(digits[:0], n, 10)
+	for range width - len(d) {
+		dst = append(dst, '0')
+	}
+	return append(dst, d...)
+}
 
 // definitionRecord is the stored form of a definition.
 type definitionRecord struct {

@@ -37,15 +37,19 @@ var ErrInvalidToken = errors.New("invalid delivery token")
 // String returns the token's text: URL-safe base64 of its version, the
 // incarnation, partition, epoch, event id and attempt as unsigned varints,
 // and the subscription's name.
-func (t Token) String() string {
-	b := make([]byte, 0, 1+5*binary.MaxVarintLen64+len(t.Subscription))
-	b = append(b, tokenVersion)
+func (t Token) String() string { return string(t.Append(nil)) }
+
+// Append appends the text of t (String) to dst: base64url characters
+// only, which JSON takes between quotes as they are.
+func (t Token) Append(dst []byte) []byte {
+	var raw [1 + 5*binary.MaxVarintLen64 + 64]byte
+	b := append(raw[:0], tokenVersion)
 	b = binary.AppendUvarint(b, t.Incarnation)
 	b = binary.AppendUvarint(b, uint64(t.Partition))
 	b = binary.AppendUvarint(b, t.Epoch)
 	b = binary.AppendUvarint(b, t.EventID)
 	b = binary.AppendUvarint(b, uint64(t.Attempt))
-	return base64.RawURLEncoding.EncodeToString(append(b, t.Subscription...))
+	return base64.RawURLEncoding.AppendEncode(dst, append(b, t.Subscription...))
 }
 
 // ParseToken returns the token of text, or ErrInvalidToken.
