@@ -570,11 +570,12 @@ func (a *API) deliver(ctx context.Context, deliveries []subscriptions.Delivered,
 // deliveryLine returns the line of one delivery, its event as read-events
 // sends it.
 func (a *API) deliveryLine(d subscriptions.Delivered) []byte {
-	payload := d.Token.Append(append(make([]byte, 0, 128+len(d.Record.JSON)), `{"delivery":"`...)) // base64url: nothing to escape
-	payload = strconv.AppendInt(append(payload, `","attempt":`...), int64(d.Token.Attempt), 10)
-	payload = strconv.AppendInt(append(payload, `,"partition":`...), int64(d.Token.Partition), 10)
-	payload = append(a.emitter.Append(append(payload, `,"event":`...), d.Record), '}')
-	return httpkit.AppendLine(nil, "delivery", payload)
+	line := httpkit.StartLine(make([]byte, 0, 256+len(d.Record.JSON)), "delivery")
+	line = d.Token.Append(append(line, `{"delivery":"`...)) // base64url: nothing to escape
+	line = strconv.AppendInt(append(line, `","attempt":`...), int64(d.Token.Attempt), 10)
+	line = strconv.AppendInt(append(line, `,"partition":`...), int64(d.Token.Partition), 10)
+	line = append(a.emitter.Append(append(line, `,"event":`...), d.Record), '}')
+	return httpkit.EndLine(line)
 }
 
 // readOne returns the record of id in view.

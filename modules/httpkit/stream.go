@@ -53,12 +53,20 @@ func StartStream(w http.ResponseWriter, r *http.Request) *Stream {
 // AppendLine appends the line {"type":lineType,"payload":payload} with its
 // newline to dst; payload must be compact JSON.
 func AppendLine(dst []byte, lineType string, payload []byte) []byte {
+	return EndLine(append(StartLine(dst, lineType), payload...))
+}
+
+// StartLine appends the start of a line of lineType to dst, for a caller
+// that appends its payload in place and then ends it (EndLine).
+func StartLine(dst []byte, lineType string) []byte {
 	dst = append(dst, `{"type":"`...)
 	dst = append(dst, lineType...)
-	dst = append(dst, `","payload":`...)
-	dst = append(dst, payload...)
-	return append(dst, '}', '\n')
+	return append(dst, `","payload":`...)
 }
+
+// EndLine appends the end of a line that StartLine began, after its
+// payload.
+func EndLine(dst []byte) []byte { return append(dst, '}', '\n') }
 
 // Line writes the line {"type":lineType,"payload":payload}; payload must be
 // compact JSON. It fails when the client is gone or too slow.

@@ -171,6 +171,22 @@ type deliveryRecord struct {
 	Settled bool `json:"settled,omitempty"`
 }
 
+// value returns r as stored: what json.Marshal makes of it, without its
+// reflection (a drain stores one per delivery).
+func (r deliveryRecord) value() []byte {
+	out := append(make([]byte, 0, 32), '{')
+	if r.Attempt != 0 {
+		out = strconv.AppendInt(append(out, `"attempt":`...), int64(r.Attempt), 10)
+	}
+	if r.Settled {
+		if r.Attempt != 0 {
+			out = append(out, ',')
+		}
+		out = append(out, `"settled":true`...)
+	}
+	return append(out, '}')
+}
+
 // ParkedRecord is the stored form of a parked event.
 type parkedRecord struct {
 	Partition int       `json:"partition"`
@@ -204,7 +220,7 @@ func changes(name string, p int, before, after *Partition) []store.Change {
 // of subscription name from those of old to those of new.
 func diff(out []store.Change, space, name string, p int, old, new walk) []store.Change {
 	put := func(e entry) store.Change {
-		return store.Change{Space: space, Key: deliveryKey(name, p, e.id), Value: mustJSON(e.rec), Expect: store.AnyVersion}
+		return store.Change{Space: space, Key: deliveryKey(name, p, e.id), Value: e.rec.value(), Expect: store.AnyVersion}
 	}
 	o, oldOK := old.next()
 	n, newOK := new.next()

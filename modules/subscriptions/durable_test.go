@@ -1,6 +1,7 @@
 package subscriptions
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"testing"
@@ -21,6 +22,20 @@ func TestKeysKeepTheirFormat(t *testing.T) {
 		}
 		if got, want := partitionKey("billing", p), fmt.Sprintf("%s/%04d", "billing", p); got != want {
 			t.Fatalf("partitionKey = %q, want %q", got, want)
+		}
+	}
+}
+
+// TestDeliveryValuesMatchJSON holds a delivery's stored value to
+// what json.Marshal made of it.
+func TestDeliveryValuesMatchJSON(t *testing.T) {
+	for _, r := range []deliveryRecord{{}, {Attempt: 1}, {Attempt: 12}, {Settled: true}, {Attempt: 3, Settled: true}, {Attempt: -1}} {
+		want, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := r.value(); string(got) != string(want) {
+			t.Fatalf("%+v: %s, want %s", r, got, want)
 		}
 	}
 }
