@@ -84,6 +84,10 @@ func (m *Manager) Share(node string, leaseTimeout time.Duration) {
 		m.stateChanged()
 		return nil
 	})
+	m.store.OnStateChanged([]string{spaceParked}, func() error {
+		m.parkedChanges.Add(1)
+		return nil
+	})
 }
 
 // Start has a manager of a shared backend renew the node's lease and bring

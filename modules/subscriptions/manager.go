@@ -46,6 +46,10 @@ type Manager struct {
 	// on a backend of one node.
 	shared *cluster
 
+	// parkedChanges counts the commits of other nodes of a shared backend
+	// that changed parked records, as this node followed them (parkedOf).
+	parkedChanges atomic.Uint64
+
 	counting sync.Mutex     // guards starting counts and closing stopped
 	counts   sync.WaitGroup // the lag counts under way in the background
 	stopped  chan struct{}  // closed by Stop
@@ -63,10 +67,14 @@ type subscription struct {
 	lag       lagCount
 	// parked counts the parked events on a backend of one node, kept as
 	// the commits park and replay them; on a shared backend other nodes
-	// do too, and it is not kept (countParked counts them).
-	parked int
-	saved  []Partition // commit's copies of partitions, their slices reused
-	routes routes
+	// do too, and it is not kept: parkedOf counts them again after
+	// parkedChanges, this node's commits that park or replay, or the
+	// Manager's, other nodes', moved.
+	parked        int
+	parkedChanges atomic.Uint64
+	parkedCount   atomic.Pointer[parkedCount]
+	saved         []Partition // commit's copies of partitions, their slices reused
+	routes        routes
 	// node is this node's name on a shared backend, else "": then recs are
 	// the partitions' records as this node last read or wrote them
 	// (shared.go).
@@ -579,6 +587,9 @@ func (sub *subscription) commitSettles(ctx context.Context, s *store.Store, r st
 		sub.recs[p] = rec
 	}
 	sub.parked = parked
+	if sub.node != "" && slices.ContainsFunc(r.Changes, func(c store.Change) bool { return c.Space == spaceParked }) {
+		sub.parkedChanges.Add(1)
+	}
 	sub.announce()
 	return records, nil
 }
@@ -668,13 +679,38 @@ func (m *Manager) Counts() ([]Counts, error) {
 		c := Counts{Name: sub.def.Name, Consumers: len(v.consumers), Outcomes: v.outcomes, Parked: v.parked, InFlight: v.inFlight}
 		if sub.node != "" {
 			var err error
-			if c.Parked, err = m.countParked(sub.def.Name); err != nil {
+			if c.Parked, err = m.parkedOf(sub); err != nil {
 				return nil, err
 			}
 		}
 		out = append(out, c)
 	}
 	return out, nil
+}
+
+// parkedCount is a count of a subscription's parked events on a shared
+// backend, with the changes of parked records it saw (parkedOf).
+type parkedCount struct {
+	others, own uint64
+	n           int
+}
+
+// parkedOf returns the number of parked events of sub on a shared
+// backend: counted when a commit changed parked records since the last
+// count (a park or a replay on this node or, as this node followed it,
+// on another), else as counted then. A scrape during a drain that parks
+// nothing reads no parked record.
+func (m *Manager) parkedOf(sub *subscription) (int, error) {
+	others, own := m.parkedChanges.Load(), sub.parkedChanges.Load()
+	if c := sub.parkedCount.Load(); c != nil && c.others == others && c.own == own {
+		return c.n, nil
+	}
+	n, err := m.countParked(sub.def.Name)
+	if err != nil {
+		return 0, err
+	}
+	sub.parkedCount.Store(&parkedCount{others: others, own: own, n: n})
+	return n, nil
 }
 
 // countParked counts the parked events of the subscription name.
@@ -751,7 +787,7 @@ func (m *Manager) info(sub *subscription) (Info, error) {
 	if err := m.catchUpLag(sub, nil); err != nil { // the long part of the count, with pauses for the others
 		return Info{}, err
 	}
-	parked, err := m.countParked(sub.def.Name) // counted, outside the lock
+	parked, err := m.parkedOf(sub) // outside the lock
 	if err != nil {
 		return Info{}, err
 	}

@@ -337,22 +337,35 @@ func TestSharedAdminOnAnyNode(t *testing.T) {
 // TestSharedOwnerDecidesOnWhatIsStored parks on node b what node a
 // delivers, then replays it on node a, and acknowledges on node a the
 // delivery of an event node b replayed: the owner decides on the stored
-// state, not on what it last knew, also where it commits nothing.
+// state, not on what it last knew, also where it commits nothing. Each
+// node's metrics count the parked events as they change, on either node.
 func TestSharedOwnerDecidesOnWhatIsStored(t *testing.T) {
 	sa, a, b, c := ownerAndOther(t)
 	orders(t, sa, 2)
 	got := collect(t, a, c, 2, 5*time.Second, "two deliveries")
+	parked := func(want int) { // as each node's metrics count them
+		for _, m := range []*Manager{a, b} {
+			eventually(t, 5*time.Second, fmt.Sprintf("%d parked", want), func() bool {
+				counts, err := m.Counts()
+				return err == nil && len(counts) == 1 && counts[0].Parked == want
+			})
+		}
+	}
+	parked(0)
 	for _, tok := range []Token{got[0].Token, got[1].Token} {
 		if out, err := b.Settle(ctx, Settle{Subscription: "billing", Tokens: []Token{tok}, Action: Park}); err != nil || out.Done != 1 {
 			t.Fatalf("park on node b: %+v %v", out, err)
 		}
 	}
+	parked(2)
 	if n, err := a.Replay(ctx, "billing", []uint64{got[0].Record.ID}); err != nil || n != 1 {
 		t.Fatalf("replay on the owner of what node b parked: %d %v", n, err)
 	}
+	parked(1)
 	if n, err := b.Replay(ctx, "billing", []uint64{got[1].Record.ID}); err != nil || n != 1 {
 		t.Fatalf("replay on node b: %d %v", n, err)
 	}
+	parked(0)
 	replayed := collect(t, a, c, 2, 5*time.Second, "both replays")
 	out, err := a.Settle(ctx, Settle{Subscription: "billing", Tokens: []Token{replayed[0].Token, replayed[1].Token}})
 	if err != nil || out.Done != 2 {
