@@ -18,22 +18,8 @@ import (
 // settled nor in flight, as a count from scratch by a manager started
 // afresh says too.
 func TestLagCountedInChunksWhileConsumersWork(t *testing.T) {
-	s := storetest.Start(t, storetest.Pebble.New(t))
 	const matching = 3*lagChunk + 1234
-	for written := 0; written < matching; {
-		var batch []event.Candidate
-		for ; len(batch) < 2000 && written < matching; written++ {
-			batch = append(batch, storetest.Candidate(fmt.Sprintf("/orders/%d", written%97), "io.example.placed", `{}`),
-				storetest.Candidate("/other", "io.example.placed", `{}`))
-		}
-		if _, err := s.Write(ctx, batch, nil); err != nil {
-			t.Fatal(err)
-		}
-	}
-	m := started(t, s, &clock{now: t0})
-	if _, err := m.Create(ctx, definition(4, 500)); err != nil {
-		t.Fatal(err)
-	}
+	s, m := backlog(t, matching)
 	c, err := m.Connect(ctx, "billing", "w1")
 	if err != nil {
 		t.Fatal(err)
@@ -103,6 +89,29 @@ func TestLagCountedInChunksWhileConsumersWork(t *testing.T) {
 	}
 }
 
+// backlog writes matching events of 97 subjects below /orders, each
+// followed by one of /other, in batches of 2,000, and creates billing on
+// them (4 partitions, windows of 500) on a manager it starts.
+func backlog(t *testing.T, matching int) (*store.Store, *Manager) {
+	t.Helper()
+	s := storetest.Start(t, storetest.Pebble.New(t))
+	for written := 0; written < matching; {
+		var batch []event.Candidate
+		for ; len(batch) < 2000 && written < matching; written++ {
+			batch = append(batch, storetest.Candidate(fmt.Sprintf("/orders/%d", written%97), "io.example.placed", `{}`),
+				storetest.Candidate("/other", "io.example.placed", `{}`))
+		}
+		if _, err := s.Write(ctx, batch, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m := started(t, s, &clock{now: t0})
+	if _, err := m.Create(ctx, definition(4, 500)); err != nil {
+		t.Fatal(err)
+	}
+	return s, m
+}
+
 // TestLagPassTakesOffWhatCursorsPassMeanwhile runs a count of a long
 // backlog outside the lock by hand, step by step: a consumer takes and
 // acknowledges deliveries from the pass's range between its start and its
@@ -110,20 +119,8 @@ func TestLagCountedInChunksWhileConsumersWork(t *testing.T) {
 // reset meanwhile has the pass dropped, and the count after it is right
 // too.
 func TestLagPassTakesOffWhatCursorsPassMeanwhile(t *testing.T) {
-	s := storetest.Start(t, storetest.Pebble.New(t))
 	const matching = 2*lagChunk + 777
-	var batch []event.Candidate
-	for i := range matching {
-		batch = append(batch, storetest.Candidate(fmt.Sprintf("/orders/%d", i%97), "io.example.placed", `{}`),
-			storetest.Candidate("/other", "io.example.placed", `{}`))
-	}
-	if _, err := s.Write(ctx, batch, nil); err != nil {
-		t.Fatal(err)
-	}
-	m := started(t, s, &clock{now: t0})
-	if _, err := m.Create(ctx, definition(4, 500)); err != nil {
-		t.Fatal(err)
-	}
+	s, m := backlog(t, matching)
 	m.counts.Wait() // the count Create started in the background
 	sub, err := m.lookup("billing")
 	if err != nil {
