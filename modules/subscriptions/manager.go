@@ -67,9 +67,9 @@ type subscription struct {
 	lag       lagCount
 	// parked counts the parked events on a backend of one node, kept as
 	// the commits park and replay them; on a shared backend other nodes
-	// do too, and it is not kept: parkedOf counts them again after
-	// parkedChanges, this node's commits that park or replay, or the
-	// Manager's, other nodes', moved.
+	// do too, and it is not kept: parkedOf counts them again once a commit
+	// changed parked records, as parkedChanges counts this node's (and the
+	// Manager's counts the other nodes').
 	parked        int
 	parkedChanges atomic.Uint64
 	parkedCount   atomic.Pointer[parkedCount]
