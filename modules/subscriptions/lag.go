@@ -16,9 +16,9 @@ import (
 // it was last, so that a call reads only those, and those a cursor moved
 // over elsewhere (a partition another node holds, read again); the first
 // call after a start or a reset counts from the lowest cursor on, by the
-// subject's index entries outside the lock (catchUpLag). On a backend of one node it takes the
-// count from the subscription's view, without waiting for its lock
-// (lagOf).
+// subject's index entries outside the lock (catchUpLag). On a backend of
+// one node it takes the count from the subscription's view, without
+// waiting for its lock (lagOf).
 func (m *Manager) Lag(name string) (uint64, error) {
 	sub, err := m.lookup(name)
 	if err != nil {

@@ -99,8 +99,8 @@ func assignPartitions(consumers []ConsumerInfo, partitions []PartitionInfo) {
 
 // privateLag bounds the events a read counts on its own copy of the lag
 // (lagOf); beyond it, the count is brought up to the head (catchUpLag),
-// and past backgroundLag a read has that done in the
-// background, so that the next reads count few.
+// and past backgroundLag a read has that done in the background, so that
+// the next reads count few.
 const (
 	privateLag    = lagChunk
 	backgroundLag = 1024
