@@ -24,8 +24,8 @@ import (
 //   - The node that holds the partition (or, for one that nobody holds, any
 //     node) changes its records as on one node. Deliveries of new events
 //     only add records and leave the partition record as it is; every
-//     other change (a settle, a move, a reset, a replay) puts the record
-//     with Seq + 1 and an empty inbox.
+//     other change (a settle, a delivery sent again, a move, a reset, a
+//     replay) puts the record with Seq + 1 and an empty inbox.
 //   - A settle sent to another node than the holder's changes none of the
 //     partition's records: it appends an entry per delivery it settles to
 //     the record's inbox, Seq unchanged, after reading the partition as it
@@ -33,11 +33,13 @@ import (
 //     change applies the entries first), and is woken for it when the
 //     store follows the other node's commit (stateChanged).
 //
-// So a settle elsewhere and the holder's deliveries never refuse each
-// other, a settle elsewhere is refused (and tried again) only when the
-// holder settled or moved deliveries in between, two nodes never change a
-// partition from the same state, and a node that lost a partition (its
-// epoch moved on) can change nothing of it any more: its tokens are stale.
+// So a settle elsewhere and the holder's deliveries of new events never
+// refuse each other; a settle elsewhere is refused (and tried again) only
+// when the holder settled, sent again or moved deliveries in between (a
+// token names its attempt: one sent again makes it stale); two nodes
+// never change a partition from the same state; and a node that lost a
+// partition (its epoch moved on) can change nothing of it any more: its
+// tokens are stale.
 //
 // Which node delivers a partition is decided by leases: cluster.go.
 
@@ -118,10 +120,9 @@ func applyInbox(part *Partition, name string, entries []inboxEntry, now time.Tim
 // copies from before fn, changed whether their records changed), and the
 // changes of their records: a partition whose settles go to its holder's
 // inbox (inbox[i]) gets the entries queued for it appended; one this node
-// holds whose deliveries only grew is fenced and left as it is (on its Seq
-// alone when it delivered new events only); any other change puts it with
-// Seq + 1 and an empty inbox. It returns the records as they will
-// be. The changes r holds of the partition records (their epoch and floor)
+// holds that only delivered new events is fenced on its Seq alone and left
+// as it is; any other change puts it with Seq + 1 and an empty inbox. It
+// returns the records as they will be. The changes r holds of the partition records (their epoch and floor)
 // are replaced by those.
 func (sub *subscription) fenced(r *store.Request, parts []int, before []Partition, changed, inbox []bool) map[int]partitionRecord {
 	var fences []fence
@@ -149,16 +150,10 @@ func (sub *subscription) fenced(r *store.Request, parts []int, before []Partitio
 			next[p] = rec
 		case !changed[i] && before[i].Owner == after.Owner && len(rec.Inbox) == 0:
 			continue
-		case before[i].Owner != "" && before[i].Owner == after.Owner && len(rec.Inbox) == 0:
-			added, resent := grown(&before[i], after)
-			if !added {
-				put(i, p, rec)
-				break
-			}
-			if !resent { // new events only: no settle elsewhere can name them
-				fences = append(fences, fence{p, rec.Seq, -1})
-				continue
-			}
+		case before[i].Owner != "" && before[i].Owner == after.Owner && len(rec.Inbox) == 0 && grown(&before[i], after):
+			// New events only: no settle elsewhere can name them.
+			fences = append(fences, fence{p, rec.Seq, -1})
+			continue
 		default:
 			put(i, p, rec)
 		}
@@ -187,24 +182,24 @@ func (sub *subscription) fenced(r *store.Request, parts []int, before []Partitio
 }
 
 // grown reports whether after differs from before only by deliveries
-// added (added), nothing a settle on another node must learn of before it
-// decides: no settle, move or reset; resent says that some were sent
-// again, with a higher attempt, which a settle on another node may have
-// settled meanwhile.
-func grown(before, after *Partition) (added, resent bool) {
+// added, nothing a settle on another node must learn of before it decides:
+// no settle, move or reset, and no delivery sent again (its attempt rose:
+// a settle decided on the attempt before must be refused, not stored into
+// the inbox, where the holder would drop it as stale after answering it
+// as done).
+func grown(before, after *Partition) bool {
 	if before.Epoch != after.Epoch || before.floor != after.floor || !slices.Equal(before.settled, after.settled) {
-		return false, false
+		return false
 	}
 	for _, lists := range [][2][]Delivery{{before.inFlight, after.inFlight}, {before.replays, after.replays}} {
 		for _, d := range lists[0] {
 			j, found := searchDeliveries(lists[1], d.EventID)
-			if !found {
-				return false, false
+			if !found || lists[1][j].Attempt != d.Attempt {
+				return false
 			}
-			resent = resent || lists[1][j].Attempt != d.Attempt
 		}
 	}
-	return true, resent
+	return true
 }
 
 // refresh reads partition p of sub again if its record moved on since this

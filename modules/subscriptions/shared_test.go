@@ -488,6 +488,55 @@ func TestSharedSettlesGoToTheHolder(t *testing.T) {
 	}
 }
 
+// TestSharedSettleReadBeforeAResend has node b read the partition while
+// attempt 1 of a delivery is in flight, and node a, its holder, send it
+// again (attempt 2) before b commits an acknowledgement of attempt 1: the
+// commit is refused as fenced, so that b decides again on what is stored
+// and answers the token as stale. Stored into the inbox instead, the
+// acknowledgement would be answered as done and then dropped by the
+// holder, whose delivery is of another attempt.
+func TestSharedSettleReadBeforeAResend(t *testing.T) {
+	url := pg.Database(t)
+	sa, a := sharedNode(t, url, "node-a", 3*time.Second)
+	sb, b := sharedNode(t, url, "node-b", 3*time.Second)
+	d := definition(1, 1)
+	d.Options.AcknowledgeTimeout = time.Second
+	if _, err := a.Create(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	c := connect(t, a, "billing", "wa")
+	orders(t, sa, 1)
+	first := collect(t, a, c, 1, 5*time.Second, "attempt 1")[0]
+	sub, err := b.lookup("billing")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub.mu.Lock()
+	err = b.refresh(sub, 0, true)
+	sub.mu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	again := collect(t, a, c, 1, 5*time.Second, "attempt 2, on the timeout")[0]
+	if again.Token.Attempt != first.Token.Attempt+1 || again.Record.ID != first.Record.ID {
+		t.Fatalf("sent again: %+v, first %+v", again.Token, first.Token)
+	}
+	sub.mu.Lock()
+	var out Settled
+	_, err = sub.commitSettles(ctx, sb, store.Request{InReadOnly: true}, []int{0}, true,
+		b.settleFunc(sub, Settle{Subscription: "billing", Tokens: []Token{first.Token}}, &out))
+	sub.mu.Unlock()
+	if !errors.Is(err, errFenced) {
+		t.Fatalf("b's acknowledgement of attempt 1, decided before attempt 2 was sent: %+v, %v", out, err)
+	}
+	if out, err := b.Settle(ctx, Settle{Subscription: "billing", Tokens: []Token{first.Token}}); err != nil || out.Done != 0 || len(out.Stale) != 1 {
+		t.Fatalf("b's acknowledgement of attempt 1, decided on what is stored: %+v %v", out, err)
+	}
+	if out, err := b.Settle(ctx, Settle{Subscription: "billing", Tokens: []Token{again.Token}}); err != nil || out.Done != 1 {
+		t.Fatalf("b's acknowledgement of attempt 2: %+v %v", out, err)
+	}
+}
+
 // TestSharedLagFollowsTheHolder reads the lag on a node that does not
 // hold the partition while the holder delivers: it follows the holder's
 // cursor as the records show it.
