@@ -33,7 +33,8 @@ type Store struct {
 	now     func() time.Time
 
 	queue   chan *writeRequest
-	mu      sync.RWMutex // held for reading while sending to queue; Close takes it to stop sends
+	retaken chan *writeRequest // requests refuseWhileWaiting took from queue after the wait ended
+	mu      sync.RWMutex       // held for reading while sending to queue; Close takes it to stop sends
 	closed  bool
 	stop    chan struct{}
 	stopped chan struct{}
@@ -139,6 +140,7 @@ func New(open Opener, log *zap.Logger, rec Recorder, mem Memory) *Store {
 		evaluating: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2)),
 		now:        time.Now,
 		queue:      make(chan *writeRequest, QueueLength),
+		retaken:    make(chan *writeRequest),
 		stop:       make(chan struct{}),
 		stopped:    make(chan struct{}),
 		recent:     newWindow(mem.WindowBytes),

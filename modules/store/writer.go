@@ -44,6 +44,8 @@ func (s *Store) run() {
 		select {
 		case w := <-s.queue:
 			s.writeGroup(w)
+		case w := <-s.retaken:
+			s.writeGroup(w)
 		case <-s.backend.Changes():
 			s.followOthers()
 		case <-poll:
@@ -52,6 +54,8 @@ func (s *Store) run() {
 			for {
 				select {
 				case w := <-s.queue:
+					s.writeGroup(w)
+				case w := <-s.retaken:
 					s.writeGroup(w)
 				default:
 					return
@@ -87,13 +91,31 @@ func (s *Store) refuseWhileWaiting(w Waiter) {
 		for w.Waiting() {
 			select {
 			case req := <-s.queue:
-				req.err = errWaiting
-				close(req.done)
+				s.refuseOrHandOver(w, req)
 			case <-ticker.C:
 			case <-s.stop:
 				return
 			}
 		}
+	}
+}
+
+// refuseOrHandOver refuses req, taken from the queue by refuseWhileWaiting,
+// if the backend still waits; if the wait ended while refuseWhileWaiting
+// waited on the queue, req may have come after it (enqueue let it in), and
+// the writer commits it (retaken). A store stopped meanwhile answers it
+// with ErrClosed: nothing of it is stored.
+func (s *Store) refuseOrHandOver(w Waiter, req *writeRequest) {
+	if w.Waiting() {
+		req.err = errWaiting
+		close(req.done)
+		return
+	}
+	select {
+	case s.retaken <- req:
+	case <-s.stopped:
+		req.err = ErrClosed
+		close(req.done)
 	}
 }
 
