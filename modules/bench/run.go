@@ -42,6 +42,8 @@ type Options struct {
 	BackupEvents int
 	// SubscriptionEvents is the backlog the subscription scenario drains.
 	SubscriptionEvents int
+	// DCBEvents is the size of the store the dcb scenario decides on.
+	DCBEvents int
 }
 
 // ScenarioNames are the scenarios Run knows, in the order of a full run.
@@ -50,8 +52,9 @@ func ScenarioNames() []string {
 }
 
 // NamedOnlyScenarios are the scenarios Run knows that a full run leaves
-// out: follow, meant for several nodes of one PostgreSQL database.
-func NamedOnlyScenarios() []string { return []string{"follow"} }
+// out: follow, meant for several nodes of one PostgreSQL database, and
+// dcb, which writes a store of its own size.
+func NamedOnlyScenarios() []string { return []string{"follow", "dcb"} }
 
 // CheckScenarios reports the first of names that is no scenario.
 func CheckScenarios(names []string) error {
@@ -178,6 +181,8 @@ func (r *runner) run(scenario string) error {
 		return r.runSubscription()
 	case "follow":
 		return r.runFollow()
+	case "dcb":
+		return r.runDCB()
 	}
 	return nil
 }

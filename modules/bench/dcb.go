@@ -1,0 +1,108 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// DecisionType is the type of the events the dcb scenario decides on:
+// enrolments, tagged with the course and the student they concern, as the
+// dynamic-consistency-boundary libraries tag their events.
+const DecisionType = "io.eventstore.bench.enrolled"
+
+// Boundaries is the number of courses the dcb scenario's store spreads
+// its events over: a decision's boundary holds about a ten-thousandth of
+// them.
+const Boundaries = 10_000
+
+// dcbClients is the number of clients of the public DCB benchmark's
+// shape (unrelated appends).
+const dcbClients = 20
+
+// FillDecisions writes n events of DecisionType in batches of 1,000 with
+// four clients at once, event k tagged course:<k mod Boundaries>, each on
+// a subject of its student.
+func (t Target) FillDecisions(ctx context.Context, n int) error {
+	return t.fill(ctx, (n+999)/1000, 4, func(batch int) [][]byte {
+		first := batch * 1000
+		var b strings.Builder
+		b.WriteString(`{"events":[`)
+		for i := range min(1000, n-first) {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			k := first + i
+			fmt.Fprintf(&b, `{"source":"https://bench.eventstore.example","subject":"/students/%d","type":%q,"data":{"tags":["course:%d","student:%d"]}}`,
+				k/10, DecisionType, k%Boundaries, k/10)
+		}
+		b.WriteString(`]}`)
+		return [][]byte{[]byte(b.String())}
+	})
+}
+
+// Decide runs clients that each write one event of DecisionType per
+// request for duration, guarded by an isEventQlQueryTrue precondition
+// that reads the events of the write's boundary, and returns the result:
+// with fresh, each write's boundary is a tag of its own that no event has
+// yet (COUNT() == 0: the public DCB benchmark's unrelated appends); without
+// it, client c decides on course:<c> of the store that FillDecisions wrote
+// (COUNT() below a bound the store never reaches: the condition holds, at
+// the cost of reading the boundary). A failed precondition is an error.
+func (t Target) Decide(ctx context.Context, name string, clients int, fresh bool, duration time.Duration) Result {
+	client := newClient(clients)
+	run := time.Now().UnixNano()
+	return load(ctx, name, client, clients, 1, duration, func(c int) exchange {
+		n := 0
+		return func(ctx context.Context) error {
+			tag, condition := fmt.Sprintf("course:%d", c%Boundaries), "COUNT() < 1000000000"
+			if fresh {
+				tag, condition = fmt.Sprintf("course:%d-%d-%d", run, c, n), "COUNT() == 0"
+			}
+			n++
+			return t.call(ctx, client, "/api/v1/write-events", decisionBody(c, tag, condition), nil)
+		}
+	})
+}
+
+// decisionBody is a write-events body of one event of DecisionType tagged
+// tag, for student, guarded by condition over the events tagged tag.
+func decisionBody(student int, tag, condition string) []byte {
+	query := fmt.Sprintf(`FROM e IN events WHERE e.type == %q AND e.data.tags CONTAINS %q PROJECT INTO %s`, DecisionType, tag, condition)
+	q, _ := json.Marshal(query) // a string always marshals
+	return fmt.Appendf(nil, `{"events":[{"source":"https://bench.eventstore.example","subject":"/students/bench-%d","type":%q,"data":{"tags":[%q,"student:bench-%d"]}}],`+
+		`"preconditions":[{"type":"isEventQlQueryTrue","payload":{"query":%s}}]}`, student, DecisionType, tag, student, q)
+}
+
+// runDCB runs the dcb scenario: a store of opts.DCBEvents events of
+// DecisionType on Boundaries courses; then, for opts.Duration each,
+// opts.Clients clients writing with isSubjectOnEventId (the reference),
+// the same number deciding on a course each (a precondition that reads
+// the course's events), and dcbClients clients of the public DCB
+// benchmark's shape against as many plain writes. It prints the two
+// ratios the decisions are measured by (docs/eventql.md, "Decisions
+// across entities").
+func (r *runner) runDCB() error {
+	o := r.opts
+	fmt.Fprintf(r.out, "dcb: writing %d events of %s on %d courses\n", o.DCBEvents, DecisionType, Boundaries)
+	if err := r.target.FillDecisions(r.ctx, o.DCBEvents); err != nil {
+		return err
+	}
+	subject := r.measure("dcb-subject", r.server, func() Result {
+		return r.target.WritePrecondition(r.ctx, fmt.Sprintf("isSubjectOnEventId x%d", o.Clients), o.Clients, o.Duration)
+	})
+	decided := r.measure("dcb-decision", r.server, func() Result {
+		return r.target.Decide(r.ctx, fmt.Sprintf("decision on a course x%d", o.Clients), o.Clients, false, o.Duration)
+	})
+	plain := r.measure("dcb-plain", r.server, func() Result {
+		return r.target.Write(r.ctx, fmt.Sprintf("write 1/request x%d", dcbClients), DecisionType, dcbClients, 1, o.Duration)
+	})
+	unrelated := r.measure("dcb-unrelated", r.server, func() Result {
+		return r.target.Decide(r.ctx, fmt.Sprintf("unrelated appends x%d", dcbClients), dcbClients, true, o.Duration)
+	})
+	fmt.Fprintf(r.out, "%-28s decisions / isSubjectOnEventId: %.2f; unrelated appends / plain writes: %.2f (at %d events)\n", "",
+		ratio(decided.RequestsPerSecond, subject.RequestsPerSecond), ratio(unrelated.RequestsPerSecond, plain.RequestsPerSecond), o.DCBEvents)
+	return nil
+}
