@@ -56,9 +56,11 @@ type Options struct {
 	// continues a decision begun earlier (a precondition evaluated again)
 	// has only what is left of it.
 	Since time.Time
-	// Pace, unless nil, is called every 1,000 rows; it may wait, to leave
-	// the processors to others.
-	Pace func()
+	// Pace, unless nil, is called as a run starts; the function it returns
+	// is called every 1,000 rows of that run and may wait, to leave the
+	// processors to others (a pacer that counts from the run's start, not
+	// from when its caller began to wait for a turn).
+	Pace func() func()
 }
 
 // Stats describe an execution.
@@ -90,8 +92,11 @@ func (p *Program) Run(ctx context.Context, db Database, opts Options, emit func(
 		ctx, cancel = context.WithTimeoutCause(ctx, left, errTimeLimit)
 		defer cancel()
 	}
-	ex := &execution{ctx: ctx, db: db, now: now.UTC(), limit: opts.MemoryLimit, pool: opts.Pool, pace: opts.Pace,
+	ex := &execution{ctx: ctx, db: db, now: now.UTC(), limit: opts.MemoryLimit, pool: opts.Pool,
 		rand: rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))}
+	if opts.Pace != nil {
+		ex.pace = opts.Pace()
+	}
 	err := ex.level(p.q, emit)
 	if ex.pool != nil {
 		ex.pool.give(ex.used) // all of it goes with the run
