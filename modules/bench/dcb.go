@@ -82,8 +82,8 @@ func decisionBody(student int, tag, condition string) []byte {
 // the same number deciding on a course each (a precondition that reads
 // the course's events), and dcbClients clients of the public DCB
 // benchmark's shape against as many plain writes. It prints the two
-// ratios the decisions are measured by (docs/eventql.md, "Decisions
-// across entities").
+// ratios the decisions are measured by: decisions / isSubjectOnEventId and
+// unrelated appends / plain writes.
 func (r *runner) runDCB() error {
 	o := r.opts
 	fmt.Fprintf(r.out, "dcb: writing %d events of %s on %d courses\n", o.DCBEvents, DecisionType, Boundaries)
