@@ -378,15 +378,24 @@ func TestSharedOwnerDecidesOnWhatIsStored(t *testing.T) {
 // wa there, so that a delivers the partition and b does not.
 func ownerAndOther(t *testing.T) (sa *store.Store, a, b *Manager, c *Consumer) {
 	t.Helper()
+	sa, _, a, b = twoNodes(t, 100, time.Minute)
+	return sa, a, b, connect(t, a, "billing", "wa")
+}
+
+// twoNodes starts the nodes a and b, with their stores, on a new database,
+// and creates on a the subscription "billing" of one partition with window
+// deliveries in flight at most, acknowledged within ackTimeout.
+func twoNodes(t *testing.T, window int, ackTimeout time.Duration) (sa, sb *store.Store, a, b *Manager) {
+	t.Helper()
 	url := pg.Database(t)
 	sa, a = sharedNode(t, url, "node-a", 3*time.Second)
-	_, b = sharedNode(t, url, "node-b", 3*time.Second)
-	d := definition(1, 100)
-	d.Options.AcknowledgeTimeout = time.Minute
+	sb, b = sharedNode(t, url, "node-b", 3*time.Second)
+	d := definition(1, window)
+	d.Options.AcknowledgeTimeout = ackTimeout
 	if _, err := a.Create(ctx, d); err != nil {
 		t.Fatal(err)
 	}
-	return sa, a, b, connect(t, a, "billing", "wa")
+	return sa, sb, a, b
 }
 
 // TestSharedSettlesGoToTheHolder settles on node b what node a delivers:
@@ -396,14 +405,7 @@ func ownerAndOther(t *testing.T) (sa *store.Store, a, b *Manager, c *Consumer) {
 // elsewhere are not refused for them; and a write acknowledging one
 // delivery, sent to both nodes at once, is stored once.
 func TestSharedSettlesGoToTheHolder(t *testing.T) {
-	url := pg.Database(t)
-	sa, a := sharedNode(t, url, "node-a", 3*time.Second)
-	_, b := sharedNode(t, url, "node-b", 3*time.Second)
-	d := definition(1, 1) // one delivery in flight at a time
-	d.Options.AcknowledgeTimeout = time.Minute
-	if _, err := a.Create(ctx, d); err != nil {
-		t.Fatal(err)
-	}
+	sa, _, a, b := twoNodes(t, 1, time.Minute) // one delivery in flight at a time
 	c := connect(t, a, "billing", "wa")
 	const rounds = 10
 	orders(t, sa, rounds+2)
@@ -496,14 +498,7 @@ func TestSharedSettlesGoToTheHolder(t *testing.T) {
 // acknowledgement would be answered as done and then dropped by the
 // holder, whose delivery is of another attempt.
 func TestSharedSettleReadBeforeAResend(t *testing.T) {
-	url := pg.Database(t)
-	sa, a := sharedNode(t, url, "node-a", 3*time.Second)
-	sb, b := sharedNode(t, url, "node-b", 3*time.Second)
-	d := definition(1, 1)
-	d.Options.AcknowledgeTimeout = time.Second
-	if _, err := a.Create(ctx, d); err != nil {
-		t.Fatal(err)
-	}
+	sa, sb, a, b := twoNodes(t, 1, time.Second)
 	c := connect(t, a, "billing", "wa")
 	orders(t, sa, 1)
 	first := collect(t, a, c, 1, 5*time.Second, "attempt 1")[0]
@@ -579,14 +574,7 @@ func TestSharedReadTakesNothingOlder(t *testing.T) {
 // hold the partition while the holder delivers: it follows the holder's
 // cursor as the records show it.
 func TestSharedLagFollowsTheHolder(t *testing.T) {
-	url := pg.Database(t)
-	sa, a := sharedNode(t, url, "node-a", 3*time.Second)
-	_, b := sharedNode(t, url, "node-b", 3*time.Second)
-	d := definition(1, 3) // three deliveries in flight at most
-	d.Options.AcknowledgeTimeout = time.Minute
-	if _, err := a.Create(ctx, d); err != nil {
-		t.Fatal(err)
-	}
+	sa, _, a, b := twoNodes(t, 3, time.Minute) // three deliveries in flight at most
 	c := connect(t, a, "billing", "wa")
 	lag := func(want uint64) {
 		t.Helper()
@@ -611,14 +599,7 @@ func TestSharedLagFollowsTheHolder(t *testing.T) {
 // partition over from another node that delivered meanwhile: the cursor
 // it reads with the partition, and its own deliveries after, count once.
 func TestSharedLagAfterATakeover(t *testing.T) {
-	url := pg.Database(t)
-	sa, a := sharedNode(t, url, "node-a", 3*time.Second)
-	_, b := sharedNode(t, url, "node-b", 3*time.Second)
-	d := definition(1, 3)
-	d.Options.AcknowledgeTimeout = time.Minute
-	if _, err := a.Create(ctx, d); err != nil {
-		t.Fatal(err)
-	}
+	sa, _, a, b := twoNodes(t, 3, time.Minute)
 	orders(t, sa, 5)
 	if got, err := b.Lag("billing"); err != nil || got != 5 {
 		t.Fatalf("lag on node b before any delivery: %d %v", got, err)
