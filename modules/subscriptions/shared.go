@@ -122,8 +122,8 @@ func applyInbox(part *Partition, name string, entries []inboxEntry, now time.Tim
 // inbox (inbox[i]) gets the entries queued for it appended; one this node
 // holds that only delivered new events is fenced on its Seq alone and left
 // as it is; any other change puts it with Seq + 1 and an empty inbox. It
-// returns the records as they will be. The changes r holds of the partition records (their epoch and floor)
-// are replaced by those.
+// returns the records as they will be. The changes r holds of the
+// partition records (their epoch and floor) are replaced by those.
 func (sub *subscription) fenced(r *store.Request, parts []int, before []Partition, changed, inbox []bool) map[int]partitionRecord {
 	var fences []fence
 	next := map[int]partitionRecord{}
@@ -307,9 +307,9 @@ type loaded struct {
 // loadForRead reads, without sub's lock, what a refresh with force of
 // every partition reads under it: the records of sub's partitions, and
 // whole those another node holds or whose record moved on since this node
-// read it. takeLoaded then
-// takes them in, so that a read (read-subscription, the lag of a scrape)
-// holds the lock for no read of the store.
+// read it. takeLoaded then takes them in, so that a read
+// (read-subscription, the lag of a scrape) holds the lock for no read of
+// the store.
 func (m *Manager) loadForRead(sub *subscription) ([]loaded, error) {
 	sub.mu.Lock()
 	seen := slices.Clone(sub.recs)
