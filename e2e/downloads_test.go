@@ -92,13 +92,20 @@ func TestDownloads(t *testing.T) {
 	if status, _, body, _ := fetchFile(t, url); status != 404 || string(body) != "not found: unknown download\n" {
 		t.Errorf("the ticket used again: %d %q", status, body)
 	}
-	audited := false
-	for _, line := range inst.Logs("request audited") {
-		if line["route"] == "/api/v1/backup" && line["token"] == "operator" && line["status"] == float64(200) {
-			audited = true
+	// The audit line is written once the route's handler returned, which
+	// may be just after the client read the whole file.
+	audited := func() bool {
+		for _, line := range inst.Logs("request audited") {
+			if line["route"] == "/api/v1/backup" && line["token"] == "operator" && line["status"] == float64(200) {
+				return true
+			}
 		}
+		return false
 	}
-	if !audited {
+	for deadline := time.Now().Add(5 * time.Second); !audited() && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !audited() {
 		t.Error("no audit line of the downloaded backup with its token")
 	}
 	if strings.Contains(inst.Stdout(), ticket) {
