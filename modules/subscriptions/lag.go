@@ -31,13 +31,9 @@ func (m *Manager) Lag(name string) (uint64, error) {
 	if err := m.catchUpLag(sub, nil); err != nil {
 		return 0, err
 	}
-	loads, err := m.loadForRead(sub) // the cursors of other nodes, outside the lock
 	sub.mu.Lock()
 	defer sub.unlock()
-	if err == nil {
-		err = m.takeLoaded(sub, loads)
-	}
-	if err != nil {
+	if err := m.refreshAll(sub, true); err != nil { // the cursors of other nodes
 		return 0, m.missing(sub, err)
 	}
 	return m.lagLocked(sub)

@@ -787,27 +787,21 @@ func (m *Manager) info(sub *subscription) (Info, error) {
 	if err := m.catchUpLag(sub, nil); err != nil { // the long part of the count, with pauses for the others
 		return Info{}, err
 	}
-	// Outside the lock: the parked count, the consumers of every node and
-	// the partitions they hold.
-	parked, err := m.parkedOf(sub)
+	parked, err := m.parkedOf(sub) // outside the lock
 	if err != nil {
 		return Info{}, err
 	}
-	reg, err := m.registry(sub)
-	if err != nil {
-		return Info{}, err
-	}
-	loads, err := m.loadForRead(sub)
 	sub.mu.Lock()
 	defer sub.unlock()
 	if sub.deleted {
 		return Info{}, ErrNotFound
 	}
-	if err == nil {
-		err = m.takeLoaded(sub, loads)
-	}
-	if err != nil {
+	if err := m.refreshAll(sub, true); err != nil { // the partitions and consumers of every node
 		return Info{}, m.missing(sub, err)
+	}
+	reg, err := m.registry(sub)
+	if err != nil {
+		return Info{}, err
 	}
 	consumers := make([]ConsumerInfo, 0, len(reg))
 	for name, e := range reg {

@@ -236,12 +236,6 @@ func (m *Manager) refreshFrom(sub *subscription, p int, rec partitionRecord, for
 	if err != nil {
 		return err
 	}
-	return m.takePartition(sub, p, snap, rec)
-}
-
-// takePartition makes sub's partition p the one stored as snap, with its
-// record rec, as refreshFrom read them. The caller holds sub.mu.
-func (m *Manager) takePartition(sub *subscription, p int, snap Snapshot, rec partitionRecord) error {
 	now := m.now()
 	fresh, err := Restore(p, sub.def.Options, snap, now)
 	if err != nil {
@@ -281,79 +275,15 @@ func keepTimers(fresh, old []Delivery) {
 	}
 }
 
-// refreshAll refreshes every partition of sub, as refresh without force
-// does, by one read of the records. The caller holds sub.mu.
-func (m *Manager) refreshAll(sub *subscription) error {
+// refreshAll refreshes every partition of sub, as refresh does, by one
+// read of the records. The caller holds sub.mu.
+func (m *Manager) refreshAll(sub *subscription, force bool) error {
 	recs, err := m.partitionRecords(sub)
 	if err != nil {
 		return err
 	}
 	for p, rec := range recs {
-		if err := m.refreshFrom(sub, p, rec, false); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// loaded is a partition as loadForRead read it: its record (rec), and, if
-// it was read whole, its copy (snap); seen is the record as this node knew
-// it before.
-type loaded struct {
-	seen, rec partitionRecord
-	snap      *Snapshot
-}
-
-// loadForRead reads, without sub's lock, what a refresh with force of
-// every partition reads under it: the records of sub's partitions, and
-// whole those another node holds or whose record moved on since this node
-// read it. takeLoaded then takes them in, so that a read
-// (read-subscription, the lag of a scrape) holds the lock for no read of
-// the store.
-func (m *Manager) loadForRead(sub *subscription) ([]loaded, error) {
-	sub.mu.Lock()
-	seen := slices.Clone(sub.recs)
-	sub.mu.Unlock()
-	recs, err := m.partitionRecords(sub)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]loaded, len(recs))
-	for p, rec := range recs {
-		out[p] = loaded{seen: seen[p], rec: rec}
-		if (rec.Node != "" && rec.Node != sub.node) || !rec.same(seen[p]) {
-			snap, full, err := loadPartition(m.store, sub.def.Name, p, len(recs))
-			if err != nil {
-				return nil, err
-			}
-			out[p].snap, out[p].rec = &snap, full
-		}
-	}
-	return out, nil
-}
-
-// takeLoaded takes in what loadForRead read, as a refresh with force
-// would have: a partition whose record this node changed or read again
-// meanwhile is as fresh as that and stays as it is; one this node holds is
-// refreshed under the lock as ever (its copy is what this node committed,
-// which an older read must not replace; the store is read only when
-// another node took it); the others take the copies read. The caller
-// holds sub.mu.
-func (m *Manager) takeLoaded(sub *subscription, loads []loaded) error {
-	for p, l := range loads {
-		if cur := sub.recs[p]; !cur.same(l.seen) || len(cur.Inbox) != len(l.seen.Inbox) {
-			continue
-		}
-		var err error
-		switch {
-		case sub.parts[p].Owner != "":
-			err = m.refreshFrom(sub, p, l.rec, true)
-		case l.snap != nil:
-			err = m.takePartition(sub, p, *l.snap, l.rec)
-		default:
-			sub.recs[p].Inbox = l.rec.Inbox
-		}
-		if err != nil {
+		if err := m.refreshFrom(sub, p, rec, force); err != nil {
 			return err
 		}
 	}

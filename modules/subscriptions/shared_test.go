@@ -532,44 +532,6 @@ func TestSharedSettleReadBeforeAResend(t *testing.T) {
 	}
 }
 
-// TestSharedReadTakesNothingOlder has node b read node a's partition for
-// a read (loadForRead, outside the lock) and then, before it takes that
-// in, read it again under the lock after a delivered and settled more: the
-// read taken in later is older, and leaves the copy as it is.
-func TestSharedReadTakesNothingOlder(t *testing.T) {
-	sa, a, b, c := ownerAndOther(t)
-	orders(t, sa, 2)
-	first := collect(t, a, c, 2, 5*time.Second, "two deliveries")
-	sub, err := b.lookup("billing")
-	if err != nil {
-		t.Fatal(err)
-	}
-	loads, err := b.loadForRead(sub)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if loads[0].snap == nil || len(loads[0].snap.InFlight) != 2 {
-		t.Fatalf("the read of a's partition: %+v", loads[0])
-	}
-	orders(t, sa, 2)
-	collect(t, a, c, 2, 5*time.Second, "two more")
-	if out, err := a.Settle(ctx, Settle{Subscription: "billing", Tokens: []Token{first[0].Token}}); err != nil || out.Done != 1 {
-		t.Fatalf("acknowledge on a: %+v %v", out, err)
-	}
-	sub.mu.Lock()
-	defer sub.mu.Unlock()
-	if err := b.refresh(sub, 0, true); err != nil {
-		t.Fatal(err)
-	}
-	fresh := sub.recs[0]
-	if err := b.takeLoaded(sub, loads); err != nil {
-		t.Fatal(err)
-	}
-	if n := len(sub.parts[0].InFlight()); n != 3 || sub.recs[0].Seq != fresh.Seq {
-		t.Fatalf("after the older read was taken in: %d in flight, seq %d; want 3, %d", n, sub.recs[0].Seq, fresh.Seq)
-	}
-}
-
 // TestSharedLagFollowsTheHolder reads the lag on a node that does not
 // hold the partition while the holder delivers: it follows the holder's
 // cursor as the records show it.
