@@ -15,6 +15,11 @@ import (
 // epochs rise, so its tokens are stale). Consuming goes on in read-only
 // mode.
 func (m *Manager) Connect(ctx context.Context, subscriptionName, name string) (*Consumer, error) {
+	return lookingAgain(m, func() (*Consumer, error) { return m.connect(ctx, subscriptionName, name) })
+}
+
+// connect is Connect once.
+func (m *Manager) connect(ctx context.Context, subscriptionName, name string) (*Consumer, error) {
 	sub, err := m.lookup(subscriptionName)
 	if err != nil {
 		return nil, err

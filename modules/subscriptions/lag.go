@@ -20,6 +20,11 @@ import (
 // one node it takes the count from the subscription's view, without
 // waiting for its lock (lagOf).
 func (m *Manager) Lag(name string) (uint64, error) {
+	return lookingAgain(m, func() (uint64, error) { return m.lag(name) })
+}
+
+// lag is Lag once.
+func (m *Manager) lag(name string) (uint64, error) {
 	sub, err := m.lookup(name)
 	if err != nil {
 		return 0, err

@@ -428,6 +428,11 @@ func (m *Manager) sweep(ctx context.Context, name string) error {
 // rebuild): epochs rise, the deliveries in flight become stale, parked
 // events stay parked.
 func (m *Manager) Reset(ctx context.Context, name string, start Start) (Info, error) {
+	return lookingAgain(m, func() (Info, error) { return m.reset(ctx, name, start) })
+}
+
+// reset is Reset once.
+func (m *Manager) reset(ctx context.Context, name string, start Start) (Info, error) {
 	sub, err := m.lookup(name)
 	if err != nil {
 		return Info{}, err
@@ -458,6 +463,19 @@ func (m *Manager) Reset(ctx context.Context, name string, start Start) (Info, er
 	}
 	m.countInBackground(sub)
 	return m.info(sub)
+}
+
+// lookingAgain runs fn, which looks a subscription up by its name, and on
+// a shared backend runs it once more when it fails with ErrNotFound: the
+// subscription known here by the name may have been deleted on another
+// node, which fn found out (forgetting it), and created again since; the
+// second run's lookup reads the definitions again and finds that one.
+func lookingAgain[T any](m *Manager, fn func() (T, error)) (T, error) {
+	out, err := fn()
+	if errors.Is(err, ErrNotFound) && m.shared != nil {
+		out, err = fn()
+	}
+	return out, err
 }
 
 // lookup returns the subscription name, or ErrNotFound. On a shared
@@ -742,11 +760,13 @@ type PartitionInfo struct {
 
 // Get returns the info of the subscription name.
 func (m *Manager) Get(name string) (Info, error) {
-	sub, err := m.lookup(name)
-	if err != nil {
-		return Info{}, err
-	}
-	return m.info(sub)
+	return lookingAgain(m, func() (Info, error) {
+		sub, err := m.lookup(name)
+		if err != nil {
+			return Info{}, err
+		}
+		return m.info(sub)
+	})
 }
 
 // List returns the infos of every subscription, by name.

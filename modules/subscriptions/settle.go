@@ -65,13 +65,9 @@ type Settled struct {
 // Without events it goes on in read-only mode. It fails with ErrNotFound,
 // ErrNotHeld, the errors of store.Commit, or ctx's error.
 func (m *Manager) Settle(ctx context.Context, s Settle) (Settled, error) {
-	out, err := m.settle(ctx, s)
-	if errors.Is(err, ErrNotFound) && m.shared != nil {
-		// The subscription known here was deleted on another node, maybe
-		// created again: its tokens are stale then, so look again.
-		out, err = m.settle(ctx, s)
-	}
-	return out, err
+	// Tokens of a subscription deleted on another node and created again
+	// are stale: the second look finds the new one.
+	return lookingAgain(m, func() (Settled, error) { return m.settle(ctx, s) })
 }
 
 // settle is Settle once.
@@ -321,6 +317,11 @@ func (m *Manager) Parked(name string) ([]ParkedEvent, error) {
 // Replaying goes on in read-only mode. It commits replayBatch events at a
 // time; on an error it returns how many the commits before it took.
 func (m *Manager) Replay(ctx context.Context, name string, ids []uint64) (int, error) {
+	return lookingAgain(m, func() (int, error) { return m.replayParked(ctx, name, ids) })
+}
+
+// replayParked is Replay once.
+func (m *Manager) replayParked(ctx context.Context, name string, ids []uint64) (int, error) {
 	sub, err := m.lookup(name)
 	if err != nil {
 		return 0, err

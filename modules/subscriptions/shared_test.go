@@ -334,6 +334,43 @@ func TestSharedAdminOnAnyNode(t *testing.T) {
 	}
 }
 
+// TestSharedCreatedAgainElsewhere deletes a subscription and creates it
+// again on node a while node b knows the old one, and is not told: each
+// operation by the name on node b finds the new one, none answers
+// ErrNotFound (a consume right after the creation on another node did).
+func TestSharedCreatedAgainElsewhere(t *testing.T) {
+	url := pg.Database(t)
+	_, a := sharedNode(t, url, "node-a", 3*time.Second)
+	_, b := sharedNode(t, url, "node-b", 3*time.Second)
+	ops := map[string]func() error{
+		"connect": func() error { _, err := b.Connect(ctx, "billing", "wb"); return err },
+		"get":     func() error { _, err := b.Get("billing"); return err },
+		"lag":     func() error { _, err := b.Lag("billing"); return err },
+		"reset":   func() error { _, err := b.Reset(ctx, "billing", Start{Kind: FromBeginning}); return err },
+		"replay":  func() error { _, err := b.Replay(ctx, "billing", nil); return err },
+	}
+	for name, op := range ops {
+		if _, err := a.Create(ctx, definition(2, 10)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.Get("billing"); err != nil { // b knows this incarnation
+			t.Fatal(err)
+		}
+		if err := a.Delete(ctx, "billing"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := a.Create(ctx, definition(2, 10)); err != nil {
+			t.Fatal(err)
+		}
+		if err := op(); err != nil {
+			t.Errorf("%s on node b after the subscription was created again on node a: %v", name, err)
+		}
+		if err := a.Delete(ctx, "billing"); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // TestSharedOwnerDecidesOnWhatIsStored parks on node b what node a
 // delivers, then replays it on node a, and acknowledges on node a the
 // delivery of an event node b replayed: the owner decides on the stored
