@@ -166,7 +166,7 @@ func (m *Manager) followInboxes() {
 		sub.mu.Lock()
 		if len(sub.consumers) > 0 && !sub.deleted {
 			before := slices.Clone(sub.recs)
-			if err := m.refreshAll(sub, false); err != nil {
+			if err := m.refreshAll(sub); err != nil {
 				_ = m.missing(sub, err) // else the next tick tries again
 			}
 			for i, p := range sub.parts {
@@ -433,7 +433,7 @@ func (m *Manager) reconcile(ctx context.Context, sub *subscription, replaced str
 		return err
 	}
 	m.checkRegistered(ctx, sub, reg)
-	if err := m.refreshAll(sub, false); err != nil {
+	if err := m.refreshAll(sub); err != nil {
 		if errors.Is(err, errPartitionGone) {
 			m.gone(sub)
 		}

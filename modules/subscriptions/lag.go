@@ -36,9 +36,13 @@ func (m *Manager) lag(name string) (uint64, error) {
 	if err := m.catchUpLag(sub, nil); err != nil {
 		return 0, err
 	}
+	reads, err := m.readForInfo(sub) // the cursors of other nodes, outside the lock
 	sub.mu.Lock()
 	defer sub.unlock()
-	if err := m.refreshAll(sub, true); err != nil { // the cursors of other nodes
+	if err == nil {
+		err = m.takeRead(sub, reads)
+	}
+	if err != nil {
 		return 0, m.missing(sub, err)
 	}
 	return m.lagLocked(sub)

@@ -80,7 +80,12 @@ type subscription struct {
 	// (shared.go).
 	node string
 	recs []partitionRecord
-	now  func() time.Time // the Manager's clock
+	// reads numbers the whole reads of partitions on a shared backend, in
+	// the order they began; copied[p] is the number of the read that gave
+	// partition p's copy (takeRead: a read taken in later is no older).
+	reads  uint64
+	copied []uint64
+	now    func() time.Time // the Manager's clock
 	// queued are the settles of partitions another node holds that the
 	// commit under way appends to their inboxes (commitSettles).
 	queued map[int][]inboxEntry
@@ -229,7 +234,7 @@ func (m *Manager) loadSubscription(st storedDefinition) (*subscription, error) {
 // partitions.
 func (m *Manager) newSubscription(d Definition, created time.Time) *subscription {
 	sub := &subscription{def: d, createdAt: created, recs: make([]partitionRecord, d.Options.Partitions),
-		now: func() time.Time { return m.now() }}
+		copied: make([]uint64, d.Options.Partitions), now: func() time.Time { return m.now() }}
 	committed := make(chan struct{})
 	sub.committed.Store(&committed)
 	if m.shared != nil {
@@ -799,7 +804,7 @@ func (m *Manager) List() ([]Info, error) {
 
 // info returns the info of sub: on a backend of one node from its view
 // (infoOf); on a shared one as every node stored it, which it reads
-// under sub's lock.
+// before it takes sub's lock (readForInfo).
 func (m *Manager) info(sub *subscription) (Info, error) {
 	if sub.node == "" {
 		return m.infoOf(sub)
@@ -807,21 +812,27 @@ func (m *Manager) info(sub *subscription) (Info, error) {
 	if err := m.catchUpLag(sub, nil); err != nil { // the long part of the count, with pauses for the others
 		return Info{}, err
 	}
-	parked, err := m.parkedOf(sub) // outside the lock
+	// Outside the lock: the parked count, the consumers of every node and
+	// the partitions they hold.
+	parked, err := m.parkedOf(sub)
 	if err != nil {
 		return Info{}, err
 	}
+	reg, err := m.registry(sub)
+	if err != nil {
+		return Info{}, err
+	}
+	reads, err := m.readForInfo(sub)
 	sub.mu.Lock()
 	defer sub.unlock()
 	if sub.deleted {
 		return Info{}, ErrNotFound
 	}
-	if err := m.refreshAll(sub, true); err != nil { // the partitions and consumers of every node
-		return Info{}, m.missing(sub, err)
+	if err == nil {
+		err = m.takeRead(sub, reads)
 	}
-	reg, err := m.registry(sub)
 	if err != nil {
-		return Info{}, err
+		return Info{}, m.missing(sub, err)
 	}
 	consumers := make([]ConsumerInfo, 0, len(reg))
 	for name, e := range reg {

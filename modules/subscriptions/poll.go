@@ -67,7 +67,7 @@ func (sub *subscription) takeDue(view *store.View, now time.Time, c *Consumer, o
 // by another node (errFenced). It fails with ErrDeleted when the
 // subscription was deleted there. The caller holds sub.mu.
 func (m *Manager) reread(sub *subscription) error {
-	if err := m.refreshAll(sub, false); err != nil {
+	if err := m.refreshAll(sub); err != nil {
 		if errors.Is(err, errPartitionGone) {
 			m.gone(sub)
 			return ErrDeleted

@@ -232,10 +232,18 @@ func (m *Manager) refreshFrom(sub *subscription, p int, rec partitionRecord, for
 		sub.recs[p] = rec
 		return nil
 	}
+	sub.reads++
+	read := sub.reads
 	snap, rec, err := loadPartition(m.store, sub.def.Name, p, len(sub.parts))
 	if err != nil {
 		return err
 	}
+	return m.takePartition(sub, p, snap, rec, read)
+}
+
+// takePartition makes sub's partition p the one stored as snap, with its
+// record rec, as whole read number read read them. The caller holds sub.mu.
+func (m *Manager) takePartition(sub *subscription, p int, snap Snapshot, rec partitionRecord, read uint64) error {
 	now := m.now()
 	fresh, err := Restore(p, sub.def.Options, snap, now)
 	if err != nil {
@@ -260,6 +268,7 @@ func (m *Manager) refreshFrom(sub *subscription, p int, rec partitionRecord, for
 	}
 	*old = *fresh
 	sub.recs[p] = rec
+	sub.copied[p] = read
 	sub.lag.reread(p) // Lag follows the cursor
 	return nil
 }
@@ -275,15 +284,87 @@ func keepTimers(fresh, old []Delivery) {
 	}
 }
 
-// refreshAll refreshes every partition of sub, as refresh does, by one
-// read of the records. The caller holds sub.mu.
-func (m *Manager) refreshAll(sub *subscription, force bool) error {
+// refreshAll refreshes every partition of sub, as refresh without force
+// does, by one read of the records. The caller holds sub.mu.
+func (m *Manager) refreshAll(sub *subscription) error {
 	recs, err := m.partitionRecords(sub)
 	if err != nil {
 		return err
 	}
 	for p, rec := range recs {
-		if err := m.refreshFrom(sub, p, rec, force); err != nil {
+		if err := m.refreshFrom(sub, p, rec, false); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// partitionRead is a partition as readForInfo read it outside sub's lock:
+// its record, and, if it was read whole, its copy, by the read numbered
+// read.
+type partitionRead struct {
+	rec  partitionRecord
+	snap *Snapshot
+	read uint64
+}
+
+// readForInfo reads, without sub's lock, what a refresh with force of
+// every partition reads under it: the records of sub's partitions, and
+// whole the partitions other nodes hold. takeRead then takes them in, so that a read of the
+// subscription (read-subscription, the lag of a scrape) holds the lock
+// for no read of the store while nothing moves meanwhile. The caller does
+// not hold sub.mu.
+func (m *Manager) readForInfo(sub *subscription) ([]partitionRead, error) {
+	recs, err := m.partitionRecords(sub)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]partitionRead, len(recs))
+	for p, rec := range recs {
+		out[p].rec = rec
+		if rec.Node == "" || rec.Node == sub.node {
+			continue
+		}
+		sub.mu.Lock()
+		sub.reads++
+		out[p].read = sub.reads
+		sub.unlock()
+		snap, full, err := loadPartition(m.store, sub.def.Name, p, len(recs))
+		if err != nil {
+			return nil, err
+		}
+		out[p].snap, out[p].rec = &snap, full
+	}
+	return out, nil
+}
+
+// takeRead takes in what readForInfo read, as a refresh with force of
+// every partition would have read it. A partition another node held, read whole, replaces the
+// copy unless a whole read that began later gave the copy. A partition
+// whose record moved on since it was read (this node committed, took it,
+// or took in a later record), and one this node holds, are refreshed
+// with force under the lock as ever, which reads the store only when the
+// record moved meanwhile. No inbox is taken in shorter than the one this
+// node knows. The caller holds sub.mu.
+func (m *Manager) takeRead(sub *subscription, reads []partitionRead) error {
+	for p, r := range reads {
+		cur := sub.recs[p]
+		var err error
+		switch {
+		case r.snap == nil && cur.same(r.rec):
+			if len(r.rec.Inbox) > len(cur.Inbox) {
+				sub.recs[p].Inbox = r.rec.Inbox
+			}
+		case r.snap == nil || sub.parts[p].Owner != "" || cur.Seq > r.rec.Seq || cur.Seq == r.rec.Seq && !cur.same(r.rec):
+			err = m.refresh(sub, p, true)
+		case sub.copied[p] > r.read: // a later read gave the copy
+		default:
+			if cur.Seq == r.rec.Seq && len(cur.Inbox) > len(r.rec.Inbox) {
+				r.rec.Inbox = cur.Inbox
+			}
+			err = m.takePartition(sub, p, *r.snap, r.rec, r.read)
+		}
+		if err != nil {
 			return err
 		}
 	}

@@ -371,6 +371,78 @@ func TestSharedCreatedAgainElsewhere(t *testing.T) {
 	}
 }
 
+// TestSharedReadOutsideTheLock has node b read node a's partition for a
+// read of the subscription (readForInfo, outside the lock) and take it in
+// (takeRead) in three orders: with nothing in between it takes the read
+// made outside, reading nothing under the lock; after a read that began
+// later, it keeps that one; and after a settled more and node b took in
+// only the later record (as following the inboxes does), it reads the
+// partition again under the lock, as the record demands.
+func TestSharedReadOutsideTheLock(t *testing.T) {
+	sa, a, b, c := ownerAndOther(t)
+	orders(t, sa, 2)
+	first := collect(t, a, c, 2, 5*time.Second, "two deliveries")
+	sub, err := b.lookup("billing")
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := func() []partitionRead {
+		t.Helper()
+		reads, err := b.readForInfo(sub)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if reads[0].snap == nil {
+			t.Fatalf("node a's partition was not read whole: %+v", reads[0])
+		}
+		return reads
+	}
+	take := func(reads []partitionRead, before func()) (inFlight int, copied uint64) {
+		t.Helper()
+		sub.mu.Lock()
+		defer sub.mu.Unlock()
+		if before != nil {
+			before()
+		}
+		if err := b.takeRead(sub, reads); err != nil {
+			t.Fatal(err)
+		}
+		return len(sub.parts[0].InFlight()), sub.copied[0]
+	}
+
+	reads := read()
+	if n, copied := take(reads, nil); n != 2 || copied != reads[0].read {
+		t.Fatalf("nothing in between: %d in flight from read %d, want 2 from read %d (the one outside the lock)", n, copied, reads[0].read)
+	}
+
+	reads = read()
+	orders(t, sa, 1)
+	collect(t, a, c, 1, 5*time.Second, "a third delivery")
+	var later uint64
+	n, copied := take(reads, func() {
+		if err := b.refresh(sub, 0, true); err != nil {
+			t.Fatal(err)
+		}
+		later = sub.copied[0]
+	})
+	if n != 3 || copied != later {
+		t.Fatalf("after a later read: %d in flight from read %d, want 3 from read %d", n, copied, later)
+	}
+
+	reads = read()
+	if out, err := a.Settle(ctx, Settle{Subscription: "billing", Tokens: []Token{first[0].Token}}); err != nil || out.Done != 1 {
+		t.Fatalf("acknowledge on a: %+v %v", out, err)
+	}
+	n, copied = take(reads, func() {
+		if err := b.refreshAll(sub); err != nil { // the record alone
+			t.Fatal(err)
+		}
+	})
+	if n != 2 || copied <= reads[0].read {
+		t.Fatalf("after the record moved on: %d in flight from read %d, want 2 from a read after %d", n, copied, reads[0].read)
+	}
+}
+
 // TestSharedOwnerDecidesOnWhatIsStored parks on node b what node a
 // delivers, then replays it on node a, and acknowledges on node a the
 // delivery of an event node b replayed: the owner decides on the stored
