@@ -52,6 +52,13 @@ func TestIndexUse(t *testing.T) {
 		`FROM e IN events WHERE e.id AS INT == 4 PROJECT INTO e.id`:                                                               1,
 		`FROM e IN events WHERE e.id AS INT > 5 AND e.type == "` + p + `book-borrowed" PROJECT INTO e.id`:                         3,
 		`FROM e IN events WHERE e.id AS INT < 0 PROJECT INTO e.id`:                                                                0,
+		`FROM e IN events WHERE e.id AS INT > -1 PROJECT INTO e.id`:                                                               11,
+		`FROM e IN events WHERE (e.id AS INT + 1) > 9 PROJECT INTO e.id`:                                                          2,
+		`FROM e IN events WHERE e.id AS INT - 2 >= 7 PROJECT INTO e.id`:                                                           2,
+		`FROM e IN events WHERE 3 > e.id AS INT + 1 PROJECT INTO e.id`:                                                            2,
+		`FROM e IN events WHERE e.id AS INT + -1 == 3 PROJECT INTO e.id`:                                                          1,
+		`FROM e IN events WHERE e.id AS INT + 4611686018427387904 > 4611686018427387913 PROJECT INTO e.id`:                        1,
+		`FROM e IN events WHERE ["` + p + `book-returned"] CONTAINS e.type AND (e.id AS INT + 1) > 7 PROJECT INTO COUNT() == 0`:   1,
 		`FROM e IN events TOP 3 PROJECT INTO e.id`:                                                                                3,
 		`FROM e IN events SKIP 2 TOP 3 PROJECT INTO e.id`:                                                                         5,
 		`FROM e IN events WHERE e.type == "` + p + `book-acquired" TOP 1 PROJECT INTO e.id`:                                       1,
@@ -66,6 +73,10 @@ func TestIndexUse(t *testing.T) {
 		`FROM e IN events WHERE e.type == "` + p + `book-returned" OR e.data.x == 1 PROJECT INTO e.id`: 11,
 		`FROM e IN events WHERE NOT e.type == "` + p + `book-returned" PROJECT INTO e.id`:              11,
 		`FROM e IN events WHERE e.type == e.type PROJECT INTO e.id`:                                    11,
+		// Beyond INT, or k beyond 2^62: left to the evaluation.
+		`FROM e IN events WHERE e.id AS INT - 4 > 9223372036854775805 PROJECT INTO e.id`: 11,
+		`FROM e IN events WHERE e.id AS INT + 4611686018427387905 < 0 PROJECT INTO e.id`: 11,
+		`FROM e IN events WHERE e.id AS INT + 1 + 1 > 9 PROJECT INTO e.id`:               11,
 	} {
 		if got := loaded(t, db, query); got != want {
 			t.Errorf("%s\nloaded %d events, want %d", query, got, want)

@@ -150,23 +150,72 @@ func lookupOf(field, value string) []Lookup {
 	return []Lookup{{Subject: value}}
 }
 
-// idRangeForm recognises x.id AS INT <op> <int literal>, either way round.
+// maxIDOffset bounds k in x.id AS INT + k: with |k| at most 2^62, and ids
+// below 2^62 (a log that long cannot be written), the sum never
+// overflows, so that a range read drops only rows on which the conjunct
+// is false, never one on which it fails.
+const maxIDOffset = 1 << 62
+
+// intLiteral returns the INT of a literal, or of one negated or with a
+// plus sign written before it.
+func intLiteral(e Expr) (int64, bool) {
+	if u, ok := e.(*Unary); ok {
+		n, ok := intLiteral(u.X)
+		if !ok || u.Op == "+" {
+			return n, ok
+		}
+		return -n, true // a literal is at most MaxInt64
+	}
+	lit, ok := e.(*Literal)
+	if !ok || lit.Value.kind != KindInt {
+		return 0, false
+	}
+	return lit.Value.i, true
+}
+
+// idPlus recognises x.id AS INT, x.id AS INT + k and x.id AS INT - k on
+// an alias of an events source: its slot and k (0 for the first).
+func idPlus(e Expr, isEvents func(int) bool) (slot int, k int64, ok bool) {
+	if b, isSum := e.(*Binary); isSum && len(b.Steps) == 1 && (b.Steps[0].Op == "+" || b.Steps[0].Op == "-") {
+		slot, base, ok := idPlus(b.X, isEvents)
+		n, isInt := intLiteral(b.Steps[0].Y)
+		if !ok || base != 0 || !isInt || n > maxIDOffset || n < -maxIDOffset {
+			return 0, 0, false
+		}
+		if b.Steps[0].Op == "-" {
+			n = -n
+		}
+		return slot, n, true
+	}
+	id, isCast := castOf(e, KindInt)
+	if !isCast {
+		return 0, 0, false
+	}
+	slot, name, ok := fieldOf(id)
+	if !ok || name != "id" || !isEvents(slot) {
+		return 0, 0, false
+	}
+	return slot, 0, true
+}
+
+// idRangeForm recognises x.id AS INT <op> <int literal>, either way round,
+// and x.id AS INT ± k in place of x.id AS INT: x.id AS INT + k > n is
+// x.id AS INT > n - k.
 func idRangeForm(left Expr, op string, right Expr, isEvents func(int) bool) (indexForm, bool) {
 	flip := map[string]string{"==": "==", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
 	for i, sides := range [][2]Expr{{left, right}, {right, left}} {
-		id, isCast := castOf(sides[0], KindInt)
-		lit, isLit := sides[1].(*Literal)
-		if !isCast || !isLit || lit.Value.kind != KindInt {
+		slot, k, isID := idPlus(sides[0], isEvents)
+		lit, isInt := intLiteral(sides[1])
+		if !isID || !isInt {
 			continue
 		}
-		slot, name, ok := fieldOf(id)
-		if !ok || name != "id" || !isEvents(slot) {
-			continue
+		n := lit - k
+		if (k > 0 && n > lit) || (k < 0 && n < lit) {
+			return indexForm{}, false // beyond INT: left to the evaluation
 		}
 		if i == 1 {
 			op = flip[op]
 		}
-		n := lit.Value.i
 		form := indexForm{slot: slot, isRange: true, from: 0, to: math.MaxUint64}
 		switch op {
 		case "==":

@@ -149,6 +149,9 @@ func TestGrammar(t *testing.T) {
 func TestPrecedence(t *testing.T) {
 	checkCases(t, libraryDB(t), []specCase{
 		{`FROM e IN events WHERE e.id AS INT + 1 == 2 PROJECT INTO e.id`, `["1"]`},
+		{`FROM e IN events WHERE (e.id AS INT + 1) > 9 PROJECT INTO e.id`, `["9", "10"]`},
+		{`FROM e IN events WHERE 7 <= e.id AS INT - 2 PROJECT INTO e.id`, `["9", "10"]`},
+		{`FROM e IN events WHERE e.id AS INT - 4 > 9223372036854775805 PROJECT INTO e.id`, `[]`},
 		{where0 + `"2025-01-07T23:30:00-02:00" AS DATETIME AS DATE`, `["2025-01-08"]`},
 		{where0 + `-"5" AS INT`, `[-5]`},
 		{where0 + `-1 AS STRING`, `static: 1:49`},
