@@ -17,6 +17,7 @@ import (
 	"github.com/eventstore-service/eventstore/modules/auth"
 	"github.com/eventstore-service/eventstore/modules/event"
 	"github.com/eventstore-service/eventstore/modules/httpkit"
+	"github.com/eventstore-service/eventstore/modules/names"
 	"github.com/eventstore-service/eventstore/modules/store"
 	"github.com/eventstore-service/eventstore/modules/subscriptions"
 )
@@ -87,7 +88,7 @@ func (a *API) subscriptionError(name string, err error) error {
 
 // checkName returns the 400 error of an invalid subscription or consumer name.
 func checkName(name string) error {
-	if !subscriptions.ValidName(name) {
+	if !names.Valid(name) {
 		return badRequest("invalid request: invalid name %s", event.Quote(name))
 	}
 	return nil

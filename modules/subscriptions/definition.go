@@ -5,11 +5,12 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/eventstore-service/eventstore/modules/names"
 )
 
 // Bounds of a definition's options.
 const (
-	MaxNameLength      = 128
 	MaxEventTypes      = 100
 	MaxPartitions      = 1024
 	MaxMaxInFlight     = 10_000
@@ -23,21 +24,6 @@ const (
 	// the service says otherwise (--max-subscriptions).
 	DefaultMaxSubscriptions = 1000
 )
-
-// ValidName reports whether s names a subscription or a consumer: 1–128
-// characters of A–Z a–z 0–9 . _ -.
-func ValidName(s string) bool {
-	if len(s) == 0 || len(s) > MaxNameLength {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
-			return false
-		}
-	}
-	return true
-}
 
 // StartKind says where a subscription starts.
 type StartKind int
@@ -98,7 +84,7 @@ type Definition struct {
 func (d Definition) Validate() error {
 	o := d.Options
 	switch {
-	case !ValidName(d.Name):
+	case !names.Valid(d.Name):
 		return fmt.Errorf("invalid name '%s'", d.Name)
 	case o.EventTypes != nil && (len(o.EventTypes) < 1 || len(o.EventTypes) > MaxEventTypes):
 		return fmt.Errorf("eventTypes takes 1 to %d types", MaxEventTypes)

@@ -1,21 +1,9 @@
 package subscriptions
 
 import (
-	"strings"
 	"testing"
 	"time"
 )
-
-func TestValidName(t *testing.T) {
-	for name, want := range map[string]bool{
-		"billing": true, "w-1.a_B": true, strings.Repeat("x", 128): true,
-		"": false, strings.Repeat("x", 129): false, "a b": false, "a/b": false, "ä": false,
-	} {
-		if got := ValidName(name); got != want {
-			t.Errorf("ValidName(%q) = %v", name, got)
-		}
-	}
-}
 
 func TestValidate(t *testing.T) {
 	ok := Definition{Name: "billing", Subject: "/orders", Options: Defaults()}

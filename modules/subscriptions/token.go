@@ -4,6 +4,8 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"errors"
+
+	"github.com/eventstore-service/eventstore/modules/names"
 )
 
 // Token names one delivery: the subscription and its incarnation, the
@@ -76,7 +78,7 @@ func ParseToken(text string) (Token, error) {
 		fields[i], b = v, b[n:]
 	}
 	t := Token{Incarnation: incarnation, Partition: int(fields[0]), Epoch: fields[1], EventID: fields[2], Attempt: int(fields[3]), Subscription: string(b)}
-	if fields[0] >= MaxPartitions || fields[3] == 0 || fields[3] > MaxMaxDeliveries || !ValidName(t.Subscription) {
+	if fields[0] >= MaxPartitions || fields[3] == 0 || fields[3] > MaxMaxDeliveries || !names.Valid(t.Subscription) {
 		return Token{}, ErrInvalidToken
 	}
 	return t, nil

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/eventstore-service/eventstore/modules/event"
+	"github.com/eventstore-service/eventstore/modules/names"
 )
 
 // WireOptions are a subscription's options in their JSON form (api.md
@@ -40,7 +41,7 @@ func wireErrorf(format string, args ...any) error {
 // ParseDefinition returns the definition of subscription name on subject
 // with the options w, checked; its errors are *WireError.
 func ParseDefinition(name, subject string, w WireOptions) (Definition, error) {
-	if !ValidName(name) {
+	if !names.Valid(name) {
 		return Definition{}, wireErrorf("invalid request: invalid name %s", event.Quote(name))
 	}
 	if !event.ValidSubject(subject) {
