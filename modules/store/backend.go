@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/eventstore-service/eventstore/modules/dataindex"
 	"github.com/eventstore-service/eventstore/modules/event"
 	"github.com/eventstore-service/eventstore/modules/jsonscan"
 )
@@ -70,6 +71,11 @@ type Scan struct {
 	// events it wants reads them in one pass, nothing between them. It
 	// takes no Subject, Type or SubjectPrefix.
 	IDs []uint64
+	// DataIndex, unless 0, selects the events that have any of DataKeys
+	// in the data index of that ID (DataIndex.ID). It takes no Subject,
+	// Type, SubjectPrefix or IDs.
+	DataIndex uint64
+	DataKeys  []dataindex.Key
 	// From and To bound the ids, both inclusive.
 	From, To uint64
 	// Descending reads from To down to From.
@@ -224,6 +230,14 @@ type Batch struct {
 	State []StateRecord
 	// Head is the head after the commit.
 	Head Head
+	// Postings are the keys of data indexes that Records have, in id
+	// order; Backfill those that a build adds to events committed
+	// earlier, all below the first id an index's Postings ever hold (its
+	// From), in id order per index and key. Dropped are indexes removed:
+	// every posting of theirs goes, those of this batch included.
+	Postings []Posting
+	Backfill []Posting
+	Dropped  []uint64
 }
 
 // StateRecord is one record of feature state: a value under a key in a

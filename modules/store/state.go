@@ -76,6 +76,8 @@ type Request struct {
 	// durable (and visible to readers), before its caller learns so. The
 	// writer waits for it: it must be quick.
 	Applied func()
+
+	backfill []Posting // a data index build's keys of committed events
 }
 
 // Group is the commit group a request is decided in, as its Check sees it.

@@ -51,6 +51,11 @@ type Store struct {
 	size     sizeCache
 	recent   *window   // the latest durable records, for readers near the head
 	schemas  *registry // the committed schemas by event type
+	// dataIndexes are the committed data indexes; build wakes their
+	// builder (dataindexbuild.go).
+	dataIndexes *dataIndexes
+	build       chan struct{}
+	built       chan struct{} // closed when the builder ended
 
 	writing   sync.Mutex   // held by the writer while it commits, and by a restore
 	head      Head         // owned by the writer goroutine
@@ -109,6 +114,10 @@ type Memory struct {
 	// registration fails with ErrTooManySchemas. A store that holds more
 	// (registered under a higher limit) keeps them all.
 	MaxSchemas int
+	// MaxDataIndexes is how many data indexes may be registered
+	// (DefaultMaxDataIndexes); beyond it a registration fails with
+	// ErrTooManyDataIndexes.
+	MaxDataIndexes int
 }
 
 // withDefaults returns m with its zero fields set to their defaults.
@@ -122,6 +131,9 @@ func (m Memory) withDefaults() Memory {
 	if m.MaxSchemas <= 0 {
 		m.MaxSchemas = DefaultMaxSchemas
 	}
+	if m.MaxDataIndexes <= 0 {
+		m.MaxDataIndexes = DefaultMaxDataIndexes
+	}
 	return m
 }
 
@@ -134,23 +146,27 @@ func New(open Opener, log *zap.Logger, rec Recorder, mem Memory) *Store {
 	}
 	mem = mem.withDefaults()
 	s := &Store{
-		open:       open,
-		log:        log,
-		rec:        rec,
-		evaluating: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2)),
-		now:        time.Now,
-		queue:      make(chan *writeRequest, QueueLength),
-		retaken:    make(chan *writeRequest),
-		stop:       make(chan struct{}),
-		stopped:    make(chan struct{}),
-		recent:     newWindow(mem.WindowBytes),
-		latestIDs:  newLatestCache(mem.LatestSubjects),
-		schemas:    newRegistry(mem.MaxSchemas),
+		open:        open,
+		log:         log,
+		rec:         rec,
+		evaluating:  make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2)),
+		now:         time.Now,
+		queue:       make(chan *writeRequest, QueueLength),
+		retaken:     make(chan *writeRequest),
+		stop:        make(chan struct{}),
+		stopped:     make(chan struct{}),
+		recent:      newWindow(mem.WindowBytes),
+		latestIDs:   newLatestCache(mem.LatestSubjects),
+		schemas:     newRegistry(mem.MaxSchemas),
+		dataIndexes: newDataIndexes(mem.MaxDataIndexes),
+		build:       make(chan struct{}, 1),
+		built:       make(chan struct{}),
 	}
 	s.durable.Store(&Head{LastHash: event.ZeroHash})
 	changed := make(chan struct{})
 	s.changed.Store(&changed)
 	s.OnStateChanged([]string{SchemaSpace}, func() error { return s.loadSchemas(s.backend) })
+	s.OnStateChanged([]string{DataIndexSpace}, func() error { return s.loadDataIndexes(s.backend) })
 	return s
 }
 
@@ -227,6 +243,9 @@ func (s *Store) Start(context.Context) error {
 	if err == nil {
 		err = s.loadSchemas(backend)
 	}
+	if err == nil {
+		err = s.loadDataIndexes(backend)
+	}
 	if err != nil {
 		return errors.Join(err, backend.Close())
 	}
@@ -234,6 +253,7 @@ func (s *Store) Start(context.Context) error {
 	s.shared = backend.Shared()
 	s.durable.Store(&head)
 	go s.run()
+	go s.builder()
 	if w, ok := backend.(Waiter); ok {
 		go s.refuseWhileWaiting(w)
 	}
@@ -251,10 +271,15 @@ func (s *Store) Close(ctx context.Context) error {
 		return nil
 	}
 	close(s.stop)
-	select {
-	case <-s.stopped:
-	case <-ctx.Done():
-		return fmt.Errorf("wait for the writer: %w", ctx.Err())
+	for _, ended := range []struct {
+		done <-chan struct{}
+		what string
+	}{{s.stopped, "the writer"}, {s.built, "the data index builder"}} {
+		select {
+		case <-ended.done:
+		case <-ctx.Done():
+			return fmt.Errorf("wait for %s: %w", ended.what, ctx.Err())
+		}
 	}
 	if err := s.backend.Close(); err != nil && s.failure.Load() == nil {
 		return fmt.Errorf("close backend: %w", err)

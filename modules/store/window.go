@@ -85,12 +85,13 @@ func (w *window) evict() {
 }
 
 // scan returns the records of s from the window, and false when the window
-// does not hold all ids from s.From to s.To (then storage must serve the
-// read); holes tells that a selected record is a hole (fill).
+// does not hold all ids from s.From to s.To, or s reads a data index (then
+// storage must serve the read); holes tells that a selected record is a
+// hole (fill).
 func (w *window) scan(s Scan) (records []event.Record, holes, ok bool) {
 	w.mu.RLock()
 	defer w.mu.RUnlock()
-	if w.count == 0 || s.From < w.first || s.To >= w.first+uint64(w.count) {
+	if w.count == 0 || s.From < w.first || s.To >= w.first+uint64(w.count) || s.DataIndex != 0 {
 		return nil, false, false
 	}
 	var out []event.Record

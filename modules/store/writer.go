@@ -9,6 +9,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/eventstore-service/eventstore/modules/dataindex"
 	"github.com/eventstore-service/eventstore/modules/event"
 	"github.com/eventstore-service/eventstore/modules/schema"
 )
@@ -249,7 +250,8 @@ func (s *Store) commitOnce(group []*writeRequest) (_ []*writeRequest, err error)
 	}
 	start := time.Now()
 	if !g.empty() {
-		if err := tx.Commit(Batch{Records: g.written, State: g.state, Head: g.head}); err != nil {
+		b := Batch{Records: g.written, State: g.state, Head: g.head, Postings: g.postings, Backfill: g.backfill, Dropped: g.dropped}
+		if err := tx.Commit(b); err != nil {
 			return group, err
 		}
 		span.synced(time.Since(start))
@@ -272,9 +274,21 @@ type groupState struct {
 	registered map[string]*schema.Schema // schemas registered in the group
 	readOnly   bool                      // a request of the group entered read-only mode
 	accepted   []*writeRequest
+	// indexes are the data indexes the group's events are keyed for:
+	// the committed ones, and those registered or removed in the group
+	// before them; postings are the keys of the group's events, backfill
+	// those of earlier events that builds add, and dropped the indexes
+	// removed in the group, whose postings go.
+	indexes  []*DataIndex
+	postings []Posting
+	backfill []Posting
+	dropped  []uint64
+	keys     []dataindex.Key // scratch of seal
 }
 
-func (g *groupState) empty() bool { return len(g.written) == 0 && len(g.state) == 0 }
+func (g *groupState) empty() bool {
+	return len(g.written) == 0 && len(g.state) == 0 && len(g.backfill) == 0 && len(g.dropped) == 0
+}
 
 // prepare decides every request of the group: a refused request gets its
 // error, an accepted one its sealed records. It returns an error, and
@@ -297,6 +311,7 @@ func (s *Store) prepare(group []*writeRequest) (*groupState, error) {
 		changed:    map[stateKey]int{},
 		spaces:     map[string]int{},
 		registered: map[string]*schema.Schema{},
+		indexes:    s.dataIndexes.current().sorted,
 	}
 	for _, w := range group {
 		err := s.check(w, g)
@@ -309,6 +324,7 @@ func (s *Store) prepare(group []*writeRequest) (*groupState, error) {
 			continue
 		}
 		g.seal(w, s.now())
+		g.backfill = append(g.backfill, w.backfill...)
 		g.applyChanges(w.Changes)
 		g.accepted = append(g.accepted, w)
 	}
@@ -355,6 +371,11 @@ func (g *groupState) seal(w *writeRequest, now time.Time) {
 		g.buf, r = event.Seal(g.buf, c, g.head.Count, t, g.lastHash)
 		w.records[i] = r
 		g.written = append(g.written, Written{Record: r, Subject: c.Subject, Type: c.Type})
+		for _, x := range g.indexes {
+			if g.head.Count >= x.From { // those below are the build's
+				g.postings, g.keys = appendPostings(g.postings, x, g.head.Count, c.Type, c.Data, g.keys)
+			}
+		}
 		g.latest[c.Subject] = g.head.Count
 		g.lastHash = r.HashBytes()
 		g.head.Count++

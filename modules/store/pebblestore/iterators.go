@@ -15,7 +15,8 @@ import (
 
 // Scan iterates the records selected by s. Every event ("/" recursive, or
 // no subject and no type) walks the event log itself; any other read walks
-// the index that serves it (type, subject and type, exact subject merged with
+// the index that serves it (the entries of each key of a data index, merged;
+// type, subject and type, exact subject merged with
 // the tree index when recursive, the tree index alone for a subject prefix
 // ending in "/", the exact index entries of every subject with the prefix
 // otherwise) and looks each record up by id.
@@ -24,6 +25,13 @@ func (b *Backend) Scan(s store.Scan) store.RecordIterator {
 	switch prefix := s.SubjectPrefix; {
 	case len(s.IDs) > 0:
 		ids = []*indexIterator{givenIDs(s)}
+	case s.DataIndex != 0:
+		if len(s.DataKeys) == 0 {
+			return &failedIterator{}
+		}
+		for _, key := range s.DataKeys {
+			ids = append(ids, b.index(dataPrefix(nil, s.DataIndex, key), s))
+		}
 	case prefix == "" || prefix == "/":
 	case strings.ContainsAny(prefix, "\x00\x01"):
 		return &failedIterator{} // no subject holds these bytes, which the key encoding uses
@@ -250,8 +258,9 @@ func closeAll(ids []*indexIterator) error {
 	return errors.Join(errs...)
 }
 
-// lookupIterator merges the ids of its index iterators (which never share
-// an id) in order and looks each record up in the event log.
+// lookupIterator merges the ids of its index iterators in order, each id
+// once (the keys of a data index may share ids), and looks each record up
+// in the event log.
 type lookupIterator struct {
 	ids        []*indexIterator
 	records    *pebble.Iterator
@@ -272,8 +281,12 @@ func (l *lookupIterator) Next() bool {
 			x.advance()
 		}
 		l.started = true
-	} else if x := l.current(); x != nil {
-		x.advance()
+	} else {
+		for _, x := range l.ids {
+			if x.valid && x.id() == l.record.ID {
+				x.advance()
+			}
+		}
 	}
 	x := l.current()
 	if x == nil {

@@ -3,6 +3,8 @@ package pebblestore
 import (
 	"encoding/binary"
 	"strings"
+
+	"github.com/eventstore-service/eventstore/modules/dataindex"
 )
 
 // Key layout. Every key starts with a one-byte space; subjects inside keys
@@ -15,6 +17,9 @@ import (
 //	t <ancestor> 0x00 <id>                 tree index: one per proper ancestor other than "/"
 //	p <subject> 0x00 <type> 0x00 <id>      subject and type index
 //	y <type> 0x00 <id>                     type index
+//	d <index> <n> <key> <id>               data index entry: the index's id
+//	                                       (8 bytes), the key's length (uvarint)
+//	                                       and the key (store.Posting)
 //	v <space> 0x00 <key>                   a record of feature state: its version
 //	                                       (8 bytes) and its value (state.go)
 //	m head                                 the head: count, last hash, last time,
@@ -35,6 +40,7 @@ const (
 	spaceSubjectType = 'p'
 	spaceType        = 'y'
 	spaceMeta        = 'm'
+	spaceData        = 'd'
 	spaceState       = 'v'
 	spaceSchemaV1    = 's'
 	spaceOrderV1     = 'o'
@@ -88,6 +94,17 @@ func subjectTypePrefix(dst []byte, subject, eventType string) []byte {
 
 func typePrefix(dst []byte, eventType string) []byte {
 	return append(append(append(dst, spaceType), eventType...), terminator)
+}
+
+// dataIndexPrefix is the prefix of every entry of the data index id.
+func dataIndexPrefix(dst []byte, id uint64) []byte {
+	return binary.BigEndian.AppendUint64(append(dst, spaceData), id)
+}
+
+// dataPrefix is the prefix of the entries of key in the data index id.
+func dataPrefix(dst []byte, id uint64, key dataindex.Key) []byte {
+	dst = binary.AppendUvarint(dataIndexPrefix(dst, id), uint64(len(key)))
+	return append(dst, key...)
 }
 
 // idRange returns the bounds of the index entries of prefix with ids from

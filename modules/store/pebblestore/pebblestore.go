@@ -230,15 +230,16 @@ func (t *tx) ChangedSpaces(uint64) ([]string, bool) { return nil, false }
 // Commit writes the records, their index entries, the feature state and
 // the head in one synced batch.
 func (t *tx) Commit(b store.Batch) error {
-	if err := guarded(func() error { return t.b.commit(b.Records, b.State, b.Head) }); err != nil {
+	if err := guarded(func() error { return t.b.commit(b) }); err != nil {
 		return err
 	}
 	t.b.head = &b.Head
 	return nil
 }
 
-func (b *Backend) commit(records []store.Written, state []store.StateRecord, head store.Head) error {
-	size := 64
+func (b *Backend) commit(sb store.Batch) error {
+	records, state, head := sb.Records, sb.State, sb.Head
+	size := 64 + 24*(len(sb.Postings)+len(sb.Backfill))
 	for _, r := range state {
 		size += len(r.Space) + len(r.Key) + len(r.Value) + 16
 	}
@@ -264,12 +265,20 @@ func (b *Backend) commit(records []store.Written, state []store.StateRecord, hea
 		index.add(subjectTypePrefix(k[:0], w.Subject, w.Type), id)
 		index.add(typePrefix(k[:0], w.Type), id)
 	}
-	var value []byte
-	for i, prefix := range index.keys {
-		ids := index.ids[i]
-		k = appendID(append(k[:0], prefix...), ids[0])
-		value = postingValue(value[:0], ids)
-		if err := batch.Set(k, value, nil); err != nil {
+	// The postings of the records, and apart from them (a posting's ids
+	// lie below the next one's first) those a build adds below.
+	for _, postings := range [][]store.Posting{sb.Postings, sb.Backfill} {
+		for _, p := range postings {
+			index.add(dataPrefix(k[:0], p.Index, p.Key), p.ID)
+		}
+		var err error
+		if k, err = index.flush(batch, k); err != nil {
+			return err
+		}
+	}
+	for _, id := range sb.Dropped { // after the postings: the batch's own go too
+		prefix := dataIndexPrefix(nil, id)
+		if err := batch.DeleteRange(prefix, prefixEnd(prefix), nil); err != nil {
 			return err
 		}
 	}

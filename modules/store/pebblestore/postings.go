@@ -3,6 +3,8 @@ package pebblestore
 import (
 	"encoding/binary"
 	"fmt"
+
+	"github.com/cockroachdb/pebble/v2"
 )
 
 // Index entries are postings: one key per index prefix and group commit,
@@ -79,4 +81,20 @@ func (p *postings) add(prefix []byte, id uint64) {
 	} else {
 		p.ids = append(p.ids, []uint64{id})
 	}
+}
+
+// flush sets a posting per prefix of p into batch, and resets p; k is
+// scratch, returned for reuse.
+func (p *postings) flush(batch *pebble.Batch, k []byte) ([]byte, error) {
+	var value []byte
+	for i, prefix := range p.keys {
+		ids := p.ids[i]
+		k = appendID(append(k[:0], prefix...), ids[0])
+		value = postingValue(value[:0], ids)
+		if err := batch.Set(k, value, nil); err != nil {
+			return k, err
+		}
+	}
+	p.reset()
+	return k, nil
 }

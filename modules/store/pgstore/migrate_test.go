@@ -95,10 +95,17 @@ FROM eventstore.meta WHERE key = 'version'`).Scan(&version, &indexes, &subjectRu
 	}
 }
 
-// backToVersion3 turns a database of version 4 into one of version 3 as a
+// backToVersion4 turns a database of version 5 into one of version 4 as a
+// release of that version left it: no keys of data indexes.
+const backToVersion4 = `
+DROP TABLE eventstore.data_keys;
+UPDATE eventstore.meta SET value = '4' WHERE key = 'version';
+`
+
+// backToVersion3 turns a database of version 5 into one of version 3 as a
 // release of that version left it: the schemas in a table of their own
 // (in the order of the versions of their records), the head counting them.
-const backToVersion3 = `
+const backToVersion3 = backToVersion4 + `
 CREATE TABLE eventstore.schemas (
 	event_type text COLLATE "C" PRIMARY KEY,
 	raw bytea NOT NULL,

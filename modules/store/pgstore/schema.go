@@ -17,7 +17,7 @@ import (
 // SchemaVersion is the version of the database schema this binary uses.
 // The database records its version in eventstore.meta; Open migrates an
 // older one, one step per version, and refuses a newer one.
-const SchemaVersion Version = 4
+const SchemaVersion Version = 5
 
 // Version is a version of the database schema.
 type Version int
@@ -50,6 +50,7 @@ var migrations = []func(ctx context.Context, tx pgx.Tx) error{
 	1: dropSubjectTypeIndex,
 	2: indexByRuns,
 	3: featureState,
+	4: dataKeys,
 }
 
 // createSchema creates the tables of version 1:
@@ -178,6 +179,24 @@ SELECT '`+store.SchemaSpace+`', event_type, raw, row_number() OVER (ORDER BY pos
 ALTER TABLE eventstore.head RENAME COLUMN schema_count TO state_count;
 UPDATE eventstore.head SET state_count = (SELECT count(*) FROM eventstore.schemas);
 DROP TABLE eventstore.schemas;
+`)
+	return err
+}
+
+// dataKeys moves version 4 to 5: the keys of the data indexes
+// (store.Posting), the index as its id's bits, the key as bytes (a key may
+// hold NUL, which text cannot):
+//
+//	data_keys  (index_id, key, event_id), the primary key, read by index and
+//	           key in id order
+func dataKeys(ctx context.Context, tx pgx.Tx) error {
+	_, err := tx.Exec(ctx, `
+CREATE TABLE eventstore.data_keys (
+	index_id bigint NOT NULL,
+	key bytea NOT NULL,
+	event_id bigint NOT NULL,
+	PRIMARY KEY (index_id, key, event_id)
+);
 `)
 	return err
 }

@@ -283,6 +283,7 @@ SELECT * FROM unnest($1::text[]) ON CONFLICT DO NOTHING`, newTypes)
 			batch.Queue("INSERT INTO "+r.table+" SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[])", keys, firsts, lasts)
 		}
 	}
+	queueDataKeys(batch, b)
 	queueState(batch, b.State)
 	queueSpaces(batch, b.State, from, complete)
 	if len(records) == 0 {
@@ -294,6 +295,30 @@ ON CONFLICT (instance) DO UPDATE SET commits = excluded.commits`, instance, int6
 	batch.Queue("SELECT pg_notify($1, $2)", channel, instance)
 	batch.Queue("COMMIT")
 	return batch
+}
+
+// queueDataKeys queues the statements that insert the postings of b
+// (Postings and Backfill; a build that another node ran too may add some
+// again) and then delete those of the indexes b drops, its own included.
+func queueDataKeys(batch *pgx.Batch, b store.Batch) {
+	n := len(b.Postings) + len(b.Backfill)
+	if n > 0 {
+		indexes, keys, ids := make([]int64, 0, n), make([][]byte, 0, n), make([]int64, 0, n)
+		for _, postings := range [][]store.Posting{b.Postings, b.Backfill} {
+			for _, p := range postings {
+				indexes, keys, ids = append(indexes, int64(p.Index)), append(keys, []byte(p.Key)), append(ids, int64(p.ID))
+			}
+		}
+		batch.Queue(`INSERT INTO eventstore.data_keys (index_id, key, event_id)
+SELECT * FROM unnest($1::bigint[], $2::bytea[], $3::bigint[]) ON CONFLICT DO NOTHING`, indexes, keys, ids)
+	}
+	if len(b.Dropped) > 0 {
+		dropped := make([]int64, len(b.Dropped))
+		for i, id := range b.Dropped {
+			dropped[i] = int64(id)
+		}
+		batch.Queue("DELETE FROM eventstore.data_keys WHERE index_id = ANY($1)", dropped)
+	}
 }
 
 // of returns the runs of records, which have consecutive ids: the value of

@@ -1,0 +1,300 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/eventstore-service/eventstore/modules/dataindex"
+)
+
+// Data indexes (docs/api.md §4.15) are feature state: a record per index
+// in DataIndexSpace. The writer keys every event of an index's types from
+// the index's From on, in the commit of the event (Batch.Postings); a
+// build keys the events below From in the background, a chunk a commit,
+// its progress (Next) committed with each chunk (dataindexbuild.go). An
+// index is ready, and may serve reads, once Next reached From.
+
+// DataIndexSpace is the space of feature state that holds the data
+// indexes: a record per index name, its value the JSON of a DataIndex.
+const DataIndexSpace = "dataindex"
+
+// DefaultMaxDataIndexes is how many data indexes a store takes by default.
+const DefaultMaxDataIndexes = 64
+
+// Errors of data index registration and removal.
+var (
+	// ErrDataIndexExists refuses a registration under the name of another
+	// index.
+	ErrDataIndexExists = errors.New("data index already exists")
+	// ErrDataIndexNotFound reports an unknown index name.
+	ErrDataIndexNotFound = errors.New("data index not found")
+	// ErrTooManyDataIndexes refuses a registration beyond the limit
+	// (Memory.MaxDataIndexes).
+	ErrTooManyDataIndexes = errors.New("too many data indexes")
+)
+
+// DataIndex is a registered data index as the store keeps it.
+type DataIndex struct {
+	dataindex.Definition
+	// ID names the index's postings. It is drawn at random at
+	// registration, so that an index registered under the name of a
+	// removed one never meets postings left of it.
+	ID uint64 `json:"id"`
+	// From is the first event the writer keys: the build keys those below.
+	From uint64 `json:"from"`
+	// Next is where the build goes on: it keyed every event below it.
+	Next uint64 `json:"next"`
+	// CreatedAt is when the index was registered.
+	CreatedAt time.Time `json:"createdAt"`
+
+	tokens []string // of Path
+}
+
+// Ready reports whether the index keys every event of its types: the
+// build is done.
+func (x *DataIndex) Ready() bool { return x.Next >= x.From }
+
+// Posting is a key of a data index that an event has (dataindex.Keys).
+type Posting struct {
+	Index uint64
+	Key   dataindex.Key
+	ID    uint64
+}
+
+// appendPostings appends the postings that the event id of eventType with
+// data gives x, if x covers the type; keys is scratch.
+func appendPostings(dst []Posting, x *DataIndex, id uint64, eventType string, data []byte, keys []dataindex.Key) ([]Posting, []dataindex.Key) {
+	if !x.Covers(eventType) {
+		return dst, keys
+	}
+	keys = dataindex.Keys(keys[:0], data, x.tokens)
+	for _, k := range keys {
+		dst = append(dst, Posting{Index: x.ID, Key: k, ID: id})
+	}
+	return dst, keys
+}
+
+// dataIndexes holds the committed data indexes as an immutable set that
+// every change replaces (copy on write): the writer and readers take it
+// without a lock.
+type dataIndexes struct {
+	mu    sync.Mutex // serializes changes
+	set   atomic.Pointer[indexSet]
+	limit int
+}
+
+// indexSet is the data indexes at one moment, by name; never changed once
+// published.
+type indexSet struct {
+	byName map[string]*DataIndex
+	sorted []*DataIndex // by name
+}
+
+func newDataIndexes(limit int) *dataIndexes {
+	d := &dataIndexes{limit: limit}
+	d.set.Store(&indexSet{byName: map[string]*DataIndex{}})
+	return d
+}
+
+func (d *dataIndexes) current() *indexSet { return d.set.Load() }
+
+// replace publishes the set with the indexes of put replaced or added and
+// those named in removed taken out.
+func (d *dataIndexes) replace(put []*DataIndex, removed []string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	byName := maps.Clone(d.set.Load().byName)
+	for _, x := range put {
+		byName[x.Name] = x
+	}
+	for _, name := range removed {
+		delete(byName, name)
+	}
+	d.publish(byName)
+}
+
+// publish makes byName the current set; the caller holds mu.
+func (d *dataIndexes) publish(byName map[string]*DataIndex) {
+	sorted := slices.SortedFunc(maps.Values(byName), func(a, b *DataIndex) int {
+		return cmpString(a.Name, b.Name)
+	})
+	d.set.Store(&indexSet{byName: byName, sorted: sorted})
+}
+
+func cmpString(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// decodeDataIndex returns the index a record of DataIndexSpace holds.
+func decodeDataIndex(r StateRecord) (*DataIndex, error) {
+	x := &DataIndex{}
+	if err := json.Unmarshal(r.Value, x); err != nil {
+		return nil, fmt.Errorf("data index %s: %w", r.Key, err)
+	}
+	tokens, err := dataindex.Tokens(x.Path)
+	if err != nil {
+		return nil, fmt.Errorf("data index %s: %w", r.Key, err)
+	}
+	x.tokens = tokens
+	return x, nil
+}
+
+// loadDataIndexes reads the data indexes stored in b into the set.
+func (s *Store) loadDataIndexes(b Reader) error {
+	byName := map[string]*DataIndex{}
+	it := b.States(DataIndexSpace, "")
+	for it.Next() {
+		x, err := decodeDataIndex(it.Record())
+		if err != nil {
+			it.Close()
+			return err
+		}
+		byName[x.Name] = x
+	}
+	if err := it.Close(); err != nil {
+		return fmt.Errorf("read data indexes: %w", err)
+	}
+	s.dataIndexes.mu.Lock()
+	defer s.dataIndexes.mu.Unlock()
+	s.dataIndexes.publish(byName)
+	s.kickBuild()
+	return nil
+}
+
+// DataIndexes returns the registered data indexes by name, and the
+// number of durable events. On a shared backend it reads them as stored.
+func (s *Store) DataIndexes() ([]*DataIndex, uint64, error) {
+	if s.shared {
+		if err := s.loadDataIndexes(s.backend); err != nil {
+			return nil, 0, err
+		}
+	}
+	return s.dataIndexes.current().sorted, s.Durable(), nil
+}
+
+// DataIndexNamed returns the data index name, or ErrDataIndexNotFound.
+func (s *Store) DataIndexNamed(name string) (*DataIndex, error) {
+	all, _, err := s.DataIndexes()
+	if err != nil {
+		return nil, err
+	}
+	for _, x := range all {
+		if x.Name == name {
+			return x, nil
+		}
+	}
+	return nil, ErrDataIndexNotFound
+}
+
+// RegisterDataIndex registers the data index d (validated) and returns it;
+// a registration of an index that exists with the same definition returns
+// that one. The events written from its commit on are keyed as they are
+// written; those before are keyed by a build in the background, and the
+// index serves reads once that is done (Ready). It fails with
+// ErrDataIndexExists, ErrTooManyDataIndexes, ErrReadOnly, ErrClosed or a
+// *FailureError.
+func (s *Store) RegisterDataIndex(ctx context.Context, d dataindex.Definition) (*DataIndex, error) {
+	return s.registerDataIndex(ctx, d, false)
+}
+
+// registerDataIndex is RegisterDataIndex; again tells that it runs after
+// a registration of the name at the same moment.
+func (s *Store) registerDataIndex(ctx context.Context, d dataindex.Definition, again bool) (*DataIndex, error) {
+	if err := s.refusal(Request{}); err != nil {
+		return nil, err
+	}
+	tokens, err := dataindex.Tokens(d.Path)
+	if err != nil {
+		return nil, err
+	}
+	if old, err := s.DataIndexNamed(d.Name); err == nil {
+		if !old.Same(d) {
+			return nil, ErrDataIndexExists
+		}
+		return old, nil
+	}
+	var id [8]byte
+	if _, err := rand.Read(id[:]); err != nil {
+		return nil, fmt.Errorf("data index %s: draw its id: %w", d.Name, err)
+	}
+	x := &DataIndex{Definition: d, ID: binary.BigEndian.Uint64(id[:]), CreatedAt: s.now().UTC(), tokens: tokens}
+	changes := []Change{{Space: DataIndexSpace, Key: d.Name, Expect: 0}}
+	_, err = s.Commit(ctx, Request{
+		Changes: changes,
+		Check: func(g *Group) error {
+			if len(g.g.indexes) >= s.dataIndexes.limit {
+				return ErrTooManyDataIndexes
+			}
+			// The events sealed after this request, in this group and
+			// after it, are the writer's to key; those before, the build's.
+			x.From = g.Committed() + uint64(len(g.Written()))
+			x.Next = 0
+			value, err := json.Marshal(x)
+			if err != nil {
+				return newFailureError(err)
+			}
+			changes[0].Value = value
+			g.g.indexes = append(slices.Clip(g.g.indexes), x)
+			return nil
+		},
+		Applied: func() {
+			s.dataIndexes.replace([]*DataIndex{x}, nil)
+			s.kickBuild()
+		},
+	})
+	var conflict *StateConflictError
+	if errors.As(err, &conflict) && !again { // another node registered the name at the same moment
+		return s.registerDataIndex(ctx, d, true)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// RemoveDataIndex removes the data index name and its postings. It fails
+// with ErrDataIndexNotFound, ErrReadOnly, ErrClosed or a *FailureError.
+func (s *Store) RemoveDataIndex(ctx context.Context, name string) error {
+	if err := s.refusal(Request{}); err != nil {
+		return err
+	}
+	if _, err := s.DataIndexNamed(name); err != nil {
+		return err
+	}
+	_, err := s.Commit(ctx, Request{
+		Changes: []Change{{Space: DataIndexSpace, Key: name, Expect: AnyVersion}},
+		Check: func(g *Group) error {
+			r, found, err := g.State(DataIndexSpace, name)
+			if err != nil {
+				return err
+			}
+			if !found {
+				return ErrDataIndexNotFound
+			}
+			stored, err := decodeDataIndex(r)
+			if err != nil {
+				return newFailureError(err)
+			}
+			g.g.dropped = append(g.g.dropped, stored.ID)
+			g.g.indexes = slices.DeleteFunc(slices.Clone(g.g.indexes), func(x *DataIndex) bool { return x.ID == stored.ID })
+			return nil
+		},
+		Applied: func() { s.dataIndexes.replace(nil, []string{name}) },
+	})
+	return err
+}
