@@ -139,7 +139,7 @@ func (a *Authenticator) Middleware(next http.Handler, perm httpkit.Permission, p
 	for _, p := range public {
 		publicSet[p] = true
 	}
-	audited := perm == httpkit.PermitSchemas || perm == httpkit.PermitOperate || perm == httpkit.PermitAdmin
+	audited := perm == httpkit.PermitSchemas || perm == httpkit.PermitIndexes || perm == httpkit.PermitOperate || perm == httpkit.PermitAdmin
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !Protected(r.URL.Path, publicSet) {
 			next.ServeHTTP(w, r)

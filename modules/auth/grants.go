@@ -45,6 +45,10 @@ func (g Grants) Allows(p httpkit.Permission) bool {
 		return len(g.Write) > 0
 	case httpkit.PermitSchemas:
 		return g.Schemas && g.Query // registration tells about every event of the type
+	case httpkit.PermitIndexes:
+		return g.Schemas
+	case httpkit.PermitReadOrQuery:
+		return len(g.Read) > 0 || g.Query
 	case httpkit.PermitConsume:
 		return len(g.Consume) > 0
 	case httpkit.PermitConsumeOrOperate:

@@ -111,6 +111,8 @@ type Config struct {
 	RequestBodyIdleTimeout, RequestBodyTimeout time.Duration
 	// MaxEventSchemas bounds the registered event schemas.
 	MaxEventSchemas int
+	// MaxDataIndexes bounds the registered data indexes.
+	MaxDataIndexes int
 	// MaxSubscriptions bounds the subscriptions that may exist.
 	MaxSubscriptions int
 	// SubscriptionLeaseTimeout is how long a node's partition leases last

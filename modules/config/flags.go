@@ -6,6 +6,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/eventstore-service/eventstore/modules/store"
 	"github.com/eventstore-service/eventstore/modules/subscriptions"
 )
 
@@ -46,6 +47,7 @@ const (
 	FlagRequestBodyIdleTimeout     = "request-body-idle-timeout"
 	FlagRequestBodyTimeout         = "request-body-timeout"
 	FlagMaxEventSchemas            = "max-event-schemas"
+	FlagMaxDataIndexes             = "max-data-indexes"
 	FlagMaxSubscriptions           = "max-subscriptions"
 	FlagSubscriptionLeaseTimeout   = "subscription-lease-timeout"
 	FlagOTelEnabled                = "otel-enabled"
@@ -97,6 +99,7 @@ func Flags() []cli.Flag {
 		&cli.DurationFlag{Name: FlagRequestBodyIdleTimeout, EnvVars: env(FlagRequestBodyIdleTimeout), Value: 30 * time.Second, Usage: "longest pause between bytes of a request body, restore included; then 408"},
 		&cli.DurationFlag{Name: FlagRequestBodyTimeout, EnvVars: env(FlagRequestBodyTimeout), Value: 60 * time.Second, Usage: "longest time to receive a whole request body, restore excluded; then 408"},
 		&cli.IntFlag{Name: FlagMaxEventSchemas, EnvVars: env(FlagMaxEventSchemas), Value: 10_000, Usage: "event schemas that may be registered; more answer 409"},
+		&cli.IntFlag{Name: FlagMaxDataIndexes, EnvVars: env(FlagMaxDataIndexes), Value: store.DefaultMaxDataIndexes, Usage: "data indexes that may be registered; more answer 409"},
 		&cli.IntFlag{Name: FlagMaxSubscriptions, EnvVars: env(FlagMaxSubscriptions), Value: subscriptions.DefaultMaxSubscriptions, Usage: "subscriptions that may exist; more answer 409"},
 		&cli.DurationFlag{Name: FlagSubscriptionLeaseTimeout, EnvVars: env(FlagSubscriptionLeaseTimeout), Value: 10 * time.Second, Usage: "PostgreSQL mode: after this long without renewal a node's subscription leases pass to consumers on other nodes"},
 		&cli.BoolFlag{Name: FlagReadOnly, EnvVars: env(FlagReadOnly), Usage: "start in read-only mode: writes and schema registrations answer 503"},

@@ -29,6 +29,7 @@ func readFlags(src Source) Config {
 		RequestBodyIdleTimeout:     src.Duration(FlagRequestBodyIdleTimeout),
 		RequestBodyTimeout:         src.Duration(FlagRequestBodyTimeout),
 		MaxEventSchemas:            src.Int(FlagMaxEventSchemas),
+		MaxDataIndexes:             src.Int(FlagMaxDataIndexes),
 		MaxSubscriptions:           src.Int(FlagMaxSubscriptions),
 		SubscriptionLeaseTimeout:   src.Duration(FlagSubscriptionLeaseTimeout),
 	}
@@ -148,7 +149,7 @@ func (c *Config) checkMinimums() error {
 	for _, n := range []struct {
 		flag  string
 		value int
-	}{{FlagMaxStreams, c.MaxStreams}, {FlagMaxQueries, c.MaxQueries}, {FlagMaxEventSchemas, c.MaxEventSchemas}, {FlagMaxSubscriptions, c.MaxSubscriptions}} {
+	}{{FlagMaxStreams, c.MaxStreams}, {FlagMaxQueries, c.MaxQueries}, {FlagMaxEventSchemas, c.MaxEventSchemas}, {FlagMaxDataIndexes, c.MaxDataIndexes}, {FlagMaxSubscriptions, c.MaxSubscriptions}} {
 		if n.value < 1 {
 			return fmt.Errorf("--%s must be at least 1, got %d", n.flag, n.value)
 		}

@@ -158,7 +158,7 @@ func (a *API) Routes() []httpkit.Route {
 		{Method: http.MethodPost, Path: RunEventQLQueryPath, Permission: httpkit.PermitQuery, Handler: a.queries.admit(a.runEventQLQuery), Download: "query.ndjson"},
 		{Method: http.MethodPost, Path: BackupPath, Permission: httpkit.PermitOperate, Handler: a.streams.admit(a.backupEvents), Download: "eventstore-backup.ndjson"},
 		{Method: http.MethodPost, Path: RestorePath, Permission: httpkit.PermitOperate, Handler: http.HandlerFunc(a.restoreBackup), UnlimitedBody: true, DuringRestore: true},
-	}, a.subscriptionRoutes()...)
+	}, append(a.dataIndexRoutes(), a.subscriptionRoutes()...)...)
 }
 
 // AdmitStream serves h for the requests that --max-streams admits among

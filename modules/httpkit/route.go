@@ -64,6 +64,11 @@ const (
 	// (register-event-schema, whose answer tells about the events of the
 	// type it checks).
 	PermitSchemas
+	// PermitIndexes: the schemas grant (register-data-index,
+	// remove-data-index, which tell nothing about events).
+	PermitIndexes
+	// PermitReadOrQuery: a read grant or query (read-data-indexes).
+	PermitReadOrQuery
 	// PermitConsume: a consume grant (consume-subscription, the settles).
 	PermitConsume
 	// PermitConsumeOrOperate: a consume grant or operate

@@ -46,7 +46,7 @@ func Module(cfg config.Config) fx.Option {
 // memory and schema limits of cfg, recording spans with tracing on.
 func newStore(open store.Opener, log *zap.Logger, m *Metrics, cfg config.Config, t *tracing.Tracing) *store.Store {
 	mem := StoreMemory(cfg.MemoryLimit)
-	mem.MaxSchemas = cfg.MaxEventSchemas
+	mem.MaxSchemas, mem.MaxDataIndexes = cfg.MaxEventSchemas, cfg.MaxDataIndexes
 	s := store.New(open, log.Named("store"), m, mem)
 	if t.Enabled() {
 		s.Trace(t.Tracer())

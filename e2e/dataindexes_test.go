@@ -1,0 +1,128 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/eventstore-service/eventstore/e2e/harness"
+)
+
+// dataIndexLine is the payload of a read-data-indexes line.
+type dataIndexLine struct {
+	Name          string    `json:"name"`
+	Path          string    `json:"path"`
+	EventTypes    []string  `json:"eventTypes"`
+	State         string    `json:"state"`
+	IndexedEvents uint64    `json:"indexedEvents"`
+	Events        uint64    `json:"events"`
+	CreatedAt     time.Time `json:"createdAt"`
+}
+
+// dataIndexes reads the data indexes of inst.
+func dataIndexes(t *testing.T, inst harness.Target) map[string]dataIndexLine {
+	t.Helper()
+	out := map[string]dataIndexLine{}
+	for _, l := range stream(t, inst, "/api/v1/read-data-indexes", `{}`) {
+		var x dataIndexLine
+		if l.Type != "dataIndex" || json.Unmarshal(l.Payload, &x) != nil {
+			t.Fatalf("read-data-indexes line %s %s", l.Type, l.Payload)
+		}
+		out[x.Name] = x
+	}
+	return out
+}
+
+// taggedEvents is a write-events body of n events of type io.example.tagged,
+// each tagged with its number modulo 10, on subjects of 7 readers.
+func taggedEvents(from, n int) string {
+	var parts []string
+	for i := from; i < from+n; i++ {
+		parts = append(parts, fmt.Sprintf(`{"source":"https://library.example.com","subject":"/readers/%d","type":"io.example.tagged","data":{"tags":["t%d"],"reader":"/readers/%d"}}`, i%7, i%10, i%7))
+	}
+	return `{"events":[` + strings.Join(parts, ",") + `]}`
+}
+
+// TestDataIndexRoutes registers, reads and removes data indexes over
+// HTTP, with the errors of docs/api.md §4.15, on one Pebble node and on
+// three PostgreSQL nodes (each request to any of them): an index
+// registered on a store that holds events is built in the background and
+// becomes ready.
+func TestDataIndexRoutes(t *testing.T) { eachTarget(t, testDataIndexRoutes) }
+
+func testDataIndexRoutes(t *testing.T, start starter) {
+	inst := start(t)
+	post := func(path, body string, status int, want string) string {
+		t.Helper()
+		r := inst.Do("POST", path, harness.Token, body)
+		got := strings.TrimSuffix(string(r.Body), "\n")
+		if r.StatusCode != status || (want != "" && got != want) {
+			t.Fatalf("%s %s: %d %q, want %d %q", path, body, r.StatusCode, got, status, want)
+		}
+		return got
+	}
+	const register = "/api/v1/register-data-index"
+	for body, want := range map[string]string{
+		`{"name":"a b","path":"/x"}`:                                  "invalid request: invalid name 'a b'",
+		`{"path":"/x"}`:                                               "invalid request: invalid name ''",
+		`{"name":"x","path":"x"}`:                                     "invalid data index: invalid path 'x'",
+		`{"name":"x","path":"/a~2"}`:                                  "invalid data index: invalid path '/a~2'",
+		`{"name":"x","path":"` + strings.Repeat("/a", 17) + `"}`:      "invalid data index: invalid path '" + strings.Repeat("/a", 17) + "'",
+		`{"name":"x","path":"/a","eventTypes":["io.example.a","no"]}`: "invalid event type: 'no'",
+		`{"name":"x","path":"/a","unknown":1}`:                        "",
+	} {
+		status := 400
+		if want == "" {
+			status = 200 // unknown members are ignored (§1.6)
+		}
+		post(register, body, status, want)
+	}
+	post("/api/v1/remove-data-index", `{"name":"x"}`, 200, `{"name":"x","removed":true}`)
+
+	// On an empty store an index is ready at once.
+	var first dataIndexLine
+	if err := json.Unmarshal([]byte(post(register, `{"name":"by-reader","path":"/reader"}`, 200, "")), &first); err != nil ||
+		first.State != "ready" || first.Path != "/reader" || first.EventTypes != nil || time.Since(first.CreatedAt) > time.Minute {
+		t.Fatalf("registration on an empty store: %+v %v", first, err)
+	}
+	mustWrite(t, inst, taggedEvents(0, 2_000))
+	mustWrite(t, inst, taggedEvents(2_000, 2_000))
+
+	// On a store that holds events it is built.
+	var tags dataIndexLine
+	body := post(register, `{"name":"tags","path":"/tags","eventTypes":["io.example.tagged","io.example.other"]}`, 200, "")
+	if err := json.Unmarshal([]byte(body), &tags); err != nil || tags.Events < 4_000 || tags.IndexedEvents > tags.Events ||
+		strings.Join(tags.EventTypes, ",") != "io.example.other,io.example.tagged" {
+		t.Fatalf("registration on a store of 4,000 events: %s", body)
+	}
+	waitUntil(t, 30*time.Second, func() bool { return dataIndexes(t, inst)["tags"].State == "ready" })
+	all := dataIndexes(t, inst)
+	if len(all) != 2 || all["tags"].IndexedEvents != all["tags"].Events || all["tags"].Events != 4_000 || all["by-reader"].State != "ready" {
+		t.Fatalf("the indexes: %+v", all)
+	}
+
+	// The same registration again answers the index; another under the
+	// name is refused.
+	post(register, `{"name":"tags","path":"/tags","eventTypes":["io.example.other","io.example.tagged","io.example.tagged"]}`, 200, "")
+	post(register, `{"name":"tags","path":"/other"}`, 409, "state conflict: data index 'tags' already exists")
+
+	post("/api/v1/remove-data-index", `{"name":"tags"}`, 200, `{"name":"tags","removed":true}`)
+	post("/api/v1/remove-data-index", `{"name":"tags"}`, 404, "data index 'tags' not found")
+	post("/api/v1/remove-data-index", `{"name":"a/b"}`, 400, "invalid request: invalid name 'a/b'")
+	if all := dataIndexes(t, inst); len(all) != 1 {
+		t.Fatalf("after the removal: %+v", all)
+	}
+}
+
+// TestDataIndexLimit refuses a registration beyond --max-data-indexes.
+func TestDataIndexLimit(t *testing.T) {
+	inst := harness.Start(t, bin, harness.Dev("--max-data-indexes", "1")...)
+	if r := inst.Do("POST", "/api/v1/register-data-index", harness.Token, `{"name":"one","path":"/a"}`); r.StatusCode != 200 {
+		t.Fatalf("first: %d %s", r.StatusCode, r.Body)
+	}
+	if r := inst.Do("POST", "/api/v1/register-data-index", harness.Token, `{"name":"two","path":"/b"}`); r.StatusCode != 409 || string(r.Body) != "too many data indexes\n" {
+		t.Fatalf("second of one allowed: %d %s", r.StatusCode, r.Body)
+	}
+}
