@@ -58,13 +58,23 @@ func (k Key) kindOf() Key {
 	return BoolKind
 }
 
+// Lookup is a key read within the event ids From..To, both inclusive.
+type Lookup struct {
+	Key      Key
+	From, To uint64
+}
+
 // Equal returns the keys a lookup for x.data.<path> == lit reads: the
 // events whose value is lit (a key of String, Int or Bool), and those
 // whose value is of another kind than lit's and not null, on which the
-// comparison fails (eventql.md §16.2): with these, the lookup loads every
-// event on which the conjunct is not false.
-func Equal(lit Key) []Key {
-	keys := []Key{lit}
+// comparison fails (eventql.md §16.2; EqualFailures): with these, the
+// lookup loads every event on which the conjunct is not false.
+func Equal(lit Key) []Key { return append([]Key{lit}, EqualFailures(lit)...) }
+
+// EqualFailures returns the kind keys of the values on which a comparison
+// with lit fails: not null and of another kind.
+func EqualFailures(lit Key) []Key {
+	var keys []Key
 	for _, kind := range []Key{StringKind, NumberKind, BoolKind, ArrayKind, ObjectKind} {
 		if kind != lit.kindOf() {
 			keys = append(keys, kind)
@@ -75,10 +85,12 @@ func Equal(lit Key) []Key {
 
 // Contains returns the keys a lookup for x.data.<path> CONTAINS lit reads:
 // the events whose array holds lit, and those whose value is not an array
-// and not null, on which CONTAINS fails.
-func Contains(lit Key) []Key {
-	return []Key{lit, StringKind, NumberKind, BoolKind, ObjectKind}
-}
+// and not null, on which CONTAINS fails (ContainsFailures).
+func Contains(lit Key) []Key { return append([]Key{lit}, ContainsFailures()...) }
+
+// ContainsFailures returns the kind keys of the values on which CONTAINS
+// fails: not null and not an array.
+func ContainsFailures() []Key { return []Key{StringKind, NumberKind, BoolKind, ObjectKind} }
 
 // Keys appends to dst the keys that data, an event's canonical JSON data,
 // gives an index on the path of tokens (Tokens): for the value there, its

@@ -5,6 +5,7 @@ import (
 	"context"
 	"strconv"
 
+	"github.com/eventstore-service/eventstore/modules/dataindex"
 	"github.com/eventstore-service/eventstore/modules/event"
 	"github.com/eventstore-service/eventstore/modules/jsonscan"
 )
@@ -32,11 +33,30 @@ type EventType struct {
 }
 
 // Selection tells which events a source reads: the union of Lookups (all
-// events when there are none) with ids From..To, both inclusive.
+// events when there are none), or the events with any of DataKeys, each
+// within its own ids, in the data index DataIndex (when not 0); with ids
+// From..To, both inclusive.
 type Selection struct {
 	Lookups    []Lookup
+	DataIndex  uint64
+	DataKeys   []dataindex.Lookup
 	From, To   uint64
 	Descending bool
+}
+
+// DataIndex is a ready data index (docs/api.md §4.15) that a Database
+// offers the planner: its id (Selection.DataIndex), the JSON pointer of its
+// values, and the event types it covers (nil: all).
+type DataIndex struct {
+	ID         uint64
+	Path       string
+	EventTypes []string
+}
+
+// DataIndexed is implemented by a Database that offers data indexes: a
+// run plans with those ready as it starts.
+type DataIndexed interface {
+	DataIndexes() []DataIndex
 }
 
 // Lookup selects events by the indexes: of exactly Type, of exactly

@@ -76,6 +76,12 @@ type Stats struct {
 // in order. A runtime failure is an *Error; ctx's end stops the run with
 // ctx's error.
 func (p *Program) Run(ctx context.Context, db Database, opts Options, emit func(Value) error) (Stats, error) {
+	return p.run(ctx, db, opts, emit, false)
+}
+
+// run is Run; with scanAll it reads every event of each events source and
+// evaluates every conjunct, as the plan orders them (the tests compare).
+func (p *Program) run(ctx context.Context, db Database, opts Options, emit func(Value) error, scanAll bool) (Stats, error) {
 	now := opts.Now
 	if now.IsZero() {
 		now = time.Now()
@@ -96,6 +102,10 @@ func (p *Program) Run(ctx context.Context, db Database, opts Options, emit func(
 		rand: rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))}
 	if opts.Pace != nil {
 		ex.pace = opts.Pace()
+	}
+	ex.scanAll = scanAll
+	if indexed, ok := db.(DataIndexed); ok {
+		ex.indexes = indexed.DataIndexes()
 	}
 	err := ex.level(p.q, emit)
 	if ex.pool != nil {
@@ -163,17 +173,20 @@ func (e *InvalidError) Unwrap() error { return e.Err }
 
 // execution is the state of one run.
 type execution struct {
-	ctx    context.Context
-	db     Database
-	now    time.Time
-	rand   *rand.Rand
-	limit  int64
-	used   int64
-	peak   int64
-	pool   *MemoryPool
-	pace   func()
-	loaded int64
-	ticks  int
+	ctx   context.Context
+	db    Database
+	now   time.Time
+	rand  *rand.Rand
+	limit int64
+	used  int64
+	peak  int64
+	pool  *MemoryPool
+	pace  func()
+	// indexes are the ready data indexes of the database as the run began.
+	indexes []DataIndex
+	scanAll bool // read every event, serve no conjunct (tests)
+	loaded  int64
+	ticks   int
 	// scanner parses the events of the run, one at a time.
 	scanner jsonscan.Scanner
 }
@@ -222,16 +235,20 @@ func (ex *execution) tick() error {
 
 // levelState is the state of one execution of one query level.
 type levelState struct {
-	q        *Query
-	emit     func(Value) error
-	sorter   *sorter // of an ORDER BY the source order does not serve
-	groups   []*group
-	index    map[string]*group
-	skipped  int64
-	passed   int64 // rows that passed SKIP and TOP
-	distinct map[string]bool
-	key      []byte
-	env      env // of the current row, reused
+	q *Query
+	// selections and conditions are the plan of the level for this run:
+	// with the data indexes of the database (plan.forRun).
+	selections []Selection
+	conditions []Expr
+	emit       func(Value) error
+	sorter     *sorter // of an ORDER BY the source order does not serve
+	groups     []*group
+	index      map[string]*group
+	skipped    int64
+	passed     int64 // rows that passed SKIP and TOP
+	distinct   map[string]bool
+	key        []byte
+	env        env // of the current row, reused
 }
 
 type group struct {
@@ -247,6 +264,11 @@ func (ex *execution) level(q *Query, emit func(Value) error) error {
 		}
 	}
 	st := &levelState{q: q, emit: emit}
+	if ex.scanAll {
+		st.selections, st.conditions = q.plan.build(ex.indexes, false)
+	} else {
+		st.selections, st.conditions = q.plan.forRun(ex.indexes)
+	}
 	if q.Order != nil && !q.plan.presorted {
 		st.sorter = newSorter(q)
 	}
@@ -344,7 +366,7 @@ func (ex *execution) loop(st *levelState, sources [][]Value, tuple []Value, i in
 	}
 	var inner error
 	ev := &eventData{}
-	err := ex.db.Events(ex.ctx, q.plan.selections[i], func(r event.Record) bool {
+	err := ex.db.Events(ex.ctx, st.selections[i], func(r event.Record) bool {
 		ex.loaded++
 		*ev = eventData{rec: r, db: ex.db, sc: &ex.scanner}
 		tuple[i] = Value{kind: KindRecord, ev: ev}
@@ -368,7 +390,7 @@ func (ex *execution) row(st *levelState, tuple []Value) error {
 	q := st.q
 	en := &st.env
 	*en = env{tuple: tuple}
-	for _, c := range q.plan.conditions {
+	for _, c := range st.conditions {
 		v, err := ex.eval(c, en)
 		if err != nil {
 			return err

@@ -2,6 +2,9 @@ package eventql
 
 import (
 	"math"
+	"slices"
+
+	"github.com/eventstore-service/eventstore/modules/dataindex"
 )
 
 // appendConjuncts appends the parts of a condition split at its
@@ -252,7 +255,9 @@ func idRangeForm(left Expr, op string, right Expr, isEvents func(int) bool) (ind
 
 // plan is how one query level reads its events sources and evaluates its
 // WHERE: the selection of each events alias, and the conjuncts left to
-// evaluate, index conjuncts first (docs/eventql.md §11.3).
+// evaluate, index conjuncts first (docs/eventql.md §11.3). Compile makes it
+// without data indexes; a run whose database offers ready ones makes it
+// again with them (forRun).
 type plan struct {
 	selections []Selection // by alias slot (events sources only)
 	conditions []Expr
@@ -262,6 +267,12 @@ type plan struct {
 	// inner sources keep their order within an outer tuple, as the stable
 	// sort would.
 	presorted bool
+
+	base      []Selection // before the WHERE narrows them
+	conjuncts []Expr      // of the WHERE, in written order
+	forms     map[Expr]indexForm
+	data      map[Expr]dataForm
+	events    []bool // by slot: an events source
 }
 
 // lookupRank orders lookups by expected selectivity: none, subject and
@@ -283,40 +294,86 @@ func lookupRank(ls []Lookup) int {
 }
 
 func makePlan(q *Query) plan {
-	p := plan{selections: make([]Selection, len(q.Froms))}
-	for i := range p.selections {
-		p.selections[i] = Selection{From: 0, To: math.MaxUint64}
+	p := plan{base: make([]Selection, len(q.Froms)), forms: map[Expr]indexForm{}, data: map[Expr]dataForm{},
+		events: make([]bool, len(q.Froms))}
+	for i := range p.base {
+		p.base[i] = Selection{From: 0, To: math.MaxUint64}
+		p.events[i] = q.Froms[i].Kind == SourceEvents
 	}
 	if q.Order != nil && q.Froms[0].Kind == SourceEvents && isIDOrder(q.Order.Key) {
 		p.presorted = true
-		p.selections[0].Descending = q.Order.Desc
+		p.base[0].Descending = q.Order.Desc
 	}
-	if q.Where == nil {
-		return p
-	}
-	isEvents := func(slot int) bool { return slot < len(q.Froms) && q.Froms[slot].Kind == SourceEvents }
-	var index, other []Expr
-	forms := map[Expr]indexForm{}
-	for _, c := range appendConjuncts(nil, q.Where) {
-		if form, ok := indexFormOf(c, isEvents); ok {
-			index = append(index, c)
-			forms[c] = form
-		} else {
-			other = append(other, c)
+	if q.Where != nil {
+		isEvents := func(slot int) bool { return slot < len(q.Froms) && q.Froms[slot].Kind == SourceEvents }
+		p.conjuncts = appendConjuncts(nil, q.Where)
+		for _, c := range p.conjuncts {
+			if form, ok := indexFormOf(c, isEvents); ok {
+				p.forms[c] = form
+			} else if form, ok := dataFormOf(c, isEvents); ok {
+				p.data[c] = form
+			}
 		}
 	}
+	p.selections, p.conditions = p.build(nil, true)
+	return p
+}
+
+// forRun returns the selections and conditions of a run on a database
+// that offers the ready data indexes (DataIndexes); without any that
+// serve a conjunct of the level, those of the plan.
+func (p *plan) forRun(indexes []DataIndex) ([]Selection, []Expr) {
+	if len(indexes) == 0 || len(p.data) == 0 {
+		return p.selections, p.conditions
+	}
+	return p.build(indexes, true)
+}
+
+// build chooses how each events source is read, with the data indexes
+// indexes (none: as Compile plans), and returns the selections and the
+// conditions left to evaluate: the index conjuncts not served by a
+// selection in written order, then the others in written order. Without
+// access it reads every event and serves no conjunct, which a full scan
+// does (the tests compare runs with it).
+//
+// A source reads the combined lookup of an exact subject and an exact
+// type, or else a data index (below), or else its most selective lookup;
+// every id range narrows it. A data conjunct (dataFormOf) is an index
+// conjunct where a ready index on its path covers the source
+// (docs/eventql.md §14.3); the first such conjunct in written order reads
+// its index, unless an exact subject is looked up. Its conjunct is
+// evaluated still (its lookup loads every event on which it is not false,
+// the values it fails on included, dataindex.Equal), and no conjunct
+// before it can fail, so an event it leaves out is one that a full scan
+// drops at it.
+func (p *plan) build(indexes []DataIndex, access bool) ([]Selection, []Expr) {
+	selections := slices.Clone(p.base)
 	served := map[Expr]bool{}
-	for slot := range q.Froms {
-		if !isEvents(slot) {
+	isIndex := map[Expr]bool{}
+	for c := range p.forms {
+		isIndex[c] = true
+	}
+	for slot, events := range p.events {
+		if !events {
 			continue
 		}
-		sel := &p.selections[slot]
-		var best Expr
-		var subjectEq, typeEq Expr
-		for _, c := range index {
-			form := forms[c]
-			if form.slot != slot {
+		sel := &selections[slot]
+		data, index, failing, keyed := p.dataIndexOf(slot, indexes, isIndex)
+		var best, subjectEq, typeEq Expr
+		var keyRanges []Expr // narrowing the data keys alone
+		keyFrom, keyTo := uint64(0), uint64(math.MaxUint64)
+		for i, c := range p.conjuncts {
+			form, ok := p.forms[c]
+			if !ok || form.slot != slot {
 				continue
+			}
+			if form.isRange && i > failing && i < keyed {
+				keyFrom, keyTo = max(keyFrom, form.from), min(keyTo, form.to)
+				keyRanges = append(keyRanges, c)
+				continue
+			}
+			if i > failing {
+				continue // an event it would leave out may fail a data conjunct before it
 			}
 			if form.isRange {
 				sel.From, sel.To = max(sel.From, form.from), min(sel.To, form.to)
@@ -329,27 +386,121 @@ func makePlan(q *Query) plan {
 			if len(form.lookups) == 1 && typeEq == nil && form.lookups[0].Type != "" {
 				typeEq = c
 			}
-			if best == nil || lookupRank(form.lookups) < lookupRank(forms[best].lookups) {
+			if best == nil || lookupRank(form.lookups) < lookupRank(p.forms[best].lookups) {
 				best = c
 			}
 		}
 		switch {
 		case subjectEq != nil && typeEq != nil:
-			sel.Lookups = []Lookup{{Subject: forms[subjectEq].lookups[0].Subject, Type: forms[typeEq].lookups[0].Type}}
+			sel.Lookups = []Lookup{{Subject: p.forms[subjectEq].lookups[0].Subject, Type: p.forms[typeEq].lookups[0].Type}}
 			served[subjectEq], served[typeEq] = true, true
-		case best != nil && len(forms[best].lookups) == 0: // [] CONTAINS x.type, x.type == "": nothing
+		case best != nil && len(p.forms[best].lookups) == 0: // [] CONTAINS x.type, x.type == "": nothing
 			sel.From, sel.To = 1, 0
 			served[best] = true
+		case data != nil && (best == nil || lookupRank(p.forms[best].lookups) > 1):
+			form := p.data[data]
+			sel.DataIndex = index.ID
+			for _, k := range form.keys {
+				sel.DataKeys = append(sel.DataKeys, dataindex.Lookup{Key: k, From: keyFrom, To: keyTo})
+			}
+			for _, k := range form.failures {
+				sel.DataKeys = append(sel.DataKeys, dataindex.Lookup{Key: k, From: 0, To: math.MaxUint64})
+			}
+			for _, c := range keyRanges {
+				served[c] = true
+			}
 		case best != nil:
-			sel.Lookups = forms[best].lookups
+			sel.Lookups = p.forms[best].lookups
 			served[best] = true
 		}
 	}
-	for _, c := range index {
-		if !served[c] {
-			p.conditions = append(p.conditions, c)
+	if !access {
+		selections, served = slices.Clone(p.base), nil
+	}
+	var conditions []Expr
+	for _, index := range []bool{true, false} {
+		for _, c := range p.conjuncts {
+			if isIndex[c] == index && !served[c] {
+				conditions = append(conditions, c)
+			}
 		}
 	}
-	p.conditions = append(p.conditions, other...)
-	return p
+	return selections, conditions
+}
+
+// dataIndexOf returns the first data conjunct of the source in slot, in
+// written order, that one of indexes serves, that index, the place in the
+// conjuncts of the first such conjunct that can fail (len(conjuncts) when
+// none can), and the place of the next one that can fail when the first
+// is the one returned (else the first's place again): an id range between
+// the two may narrow the keys of the values on which the returned one may
+// hold, its failures being read over every id. It marks every data
+// conjunct of the source that an index serves as an index conjunct in
+// isIndex. An index of some event types
+// serves a conjunct only where a type conjunct written before it allows
+// no type outside them: the events of other types, which the index does
+// not list, are dropped before the conjunct could fail on them.
+func (p *plan) dataIndexOf(slot int, indexes []DataIndex, isIndex map[Expr]bool) (Expr, DataIndex, int, int) {
+	var types [][]string // of each type conjunct of the source before the conjunct at hand
+	var first Expr
+	var chosen DataIndex
+	failing, keyed := len(p.conjuncts), len(p.conjuncts)
+	for i, c := range p.conjuncts {
+		if form, ok := p.forms[c]; ok && form.slot == slot && !form.isRange {
+			if ts, ok := typesOf(form.lookups); ok {
+				types = append(types, ts)
+			}
+		}
+		form, ok := p.data[c]
+		if !ok || form.slot != slot {
+			continue
+		}
+		for _, x := range indexes {
+			if x.Path != form.path || !x.covers(types) {
+				continue
+			}
+			isIndex[c] = true
+			if first == nil {
+				first, chosen = c, x
+			}
+			switch {
+			case form.safe():
+			case failing == len(p.conjuncts):
+				failing = i
+			case keyed == len(p.conjuncts):
+				keyed = i
+			}
+			break
+		}
+	}
+	if first != nil && p.data[first].safe() {
+		keyed = failing // the first that can fail is another one
+	}
+	return first, chosen, failing, keyed
+}
+
+// typesOf returns the types of lookups of exact types alone.
+func typesOf(lookups []Lookup) ([]string, bool) {
+	types := make([]string, len(lookups))
+	for i, l := range lookups {
+		if l.Type == "" || l.Subject != "" || l.SubjectPrefix != "" {
+			return nil, false
+		}
+		types[i] = l.Type
+	}
+	return types, true
+}
+
+// covers reports whether x indexes every event that one of the type
+// conjuncts admits (each of types lists one conjunct's types).
+func (x DataIndex) covers(types [][]string) bool {
+	if x.EventTypes == nil {
+		return true
+	}
+	for _, ts := range types {
+		if !slices.ContainsFunc(ts, func(t string) bool { return !slices.Contains(x.EventTypes, t) }) {
+			return true
+		}
+	}
+	return false
 }

@@ -72,10 +72,11 @@ type Scan struct {
 	// takes no Subject, Type or SubjectPrefix.
 	IDs []uint64
 	// DataIndex, unless 0, selects the events that have any of DataKeys
-	// in the data index of that ID (DataIndex.ID). It takes no Subject,
-	// Type, SubjectPrefix or IDs.
+	// in the data index of that ID (DataIndex.ID), each within its own
+	// ids as well as From and To. It takes no Subject, Type, SubjectPrefix
+	// or IDs.
 	DataIndex uint64
-	DataKeys  []dataindex.Key
+	DataKeys  []dataindex.Lookup
 	// From and To bound the ids, both inclusive.
 	From, To uint64
 	// Descending reads from To down to From.

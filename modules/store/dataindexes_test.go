@@ -105,7 +105,11 @@ func checkIndex(t testing.TB, s *store.Store, x *store.DataIndex) {
 func scanKeys(t testing.TB, s *store.Store, x *store.DataIndex, keys ...dataindex.Key) []uint64 {
 	t.Helper()
 	var ids []uint64
-	it := s.Scan(store.Scan{DataIndex: x.ID, DataKeys: keys, From: 0, To: math.MaxUint64})
+	lookups := make([]dataindex.Lookup, len(keys))
+	for i, k := range keys {
+		lookups[i] = dataindex.Lookup{Key: k, From: 0, To: math.MaxUint64}
+	}
+	it := s.Scan(store.Scan{DataIndex: x.ID, DataKeys: lookups, From: 0, To: math.MaxUint64})
 	for it.Next() {
 		ids = append(ids, it.Record().ID)
 	}

@@ -3,11 +3,13 @@ package eventqltest
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/eventstore-service/eventstore/modules/dataindex"
 	"github.com/eventstore-service/eventstore/modules/event"
 	"github.com/eventstore-service/eventstore/modules/eventql"
 	"github.com/eventstore-service/eventstore/modules/jsonscan"
@@ -20,9 +22,14 @@ type MemDB struct {
 	Records []event.Record
 	// Loaded counts the events handed out by Events.
 	Loaded int
+	// Indexes are the data indexes the database offers (DataIndexes);
+	// an event has a key of one if dataindex.Keys gives it one, as the
+	// store's do.
+	Indexes []eventql.DataIndex
 
 	subjects []string
 	types    []string
+	data     [][]byte // canonical
 	emitter  *event.Emitter
 }
 
@@ -62,11 +69,15 @@ func (db *MemDB) Add(c Candidate) error {
 	_, rec := event.Seal(nil, event.Candidate{Source: c.Source, Subject: c.Subject, Type: c.Type, Data: data}, id, when, prev)
 	db.Records = append(db.Records, rec)
 	db.subjects = append(db.subjects, c.Subject)
+	db.data = append(db.data, data)
 	db.types = append(db.types, c.Type)
 	return nil
 }
 
 func (db *MemDB) matches(i int, sel eventql.Selection) bool {
+	if sel.DataIndex != 0 {
+		return db.hasKey(i, sel)
+	}
 	if len(sel.Lookups) == 0 {
 		return true
 	}
@@ -149,3 +160,30 @@ func (db *MemDB) EventTypes(ctx context.Context, fn func(eventql.EventType) erro
 
 // Emit appends an event's JSON with "signature":null.
 func (db *MemDB) Emit(dst []byte, r event.Record) []byte { return db.emitter.Append(dst, r) }
+
+// DataIndexes returns the indexes of the database.
+func (db *MemDB) DataIndexes() []eventql.DataIndex { return db.Indexes }
+
+// hasKey reports whether event i has one of the keys of sel in its index.
+func (db *MemDB) hasKey(i int, sel eventql.Selection) bool {
+	for _, x := range db.Indexes {
+		if x.ID != sel.DataIndex {
+			continue
+		}
+		if x.EventTypes != nil && !slices.Contains(x.EventTypes, db.types[i]) {
+			return false
+		}
+		tokens, err := dataindex.Tokens(x.Path)
+		if err != nil {
+			return false
+		}
+		for _, k := range dataindex.Keys(nil, db.data[i], tokens) {
+			for _, l := range sel.DataKeys {
+				if l.Key == k && uint64(i) >= l.From && uint64(i) <= l.To {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}

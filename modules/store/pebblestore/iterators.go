@@ -29,8 +29,15 @@ func (b *Backend) Scan(s store.Scan) store.RecordIterator {
 		if len(s.DataKeys) == 0 {
 			return &failedIterator{}
 		}
-		for _, key := range s.DataKeys {
-			ids = append(ids, b.index(dataPrefix(nil, s.DataIndex, key), s))
+		for _, l := range s.DataKeys {
+			ranged := s
+			ranged.From, ranged.To = max(s.From, l.From), min(s.To, l.To)
+			if ranged.From <= ranged.To {
+				ids = append(ids, b.index(dataPrefix(nil, s.DataIndex, l.Key), ranged))
+			}
+		}
+		if len(ids) == 0 {
+			return &failedIterator{}
 		}
 	case prefix == "" || prefix == "/":
 	case strings.ContainsAny(prefix, "\x00\x01"):

@@ -105,10 +105,11 @@ func scanSQL(column string, s store.Scan) (string, []any, error) {
 		return logSQL(column, "e.id = ANY($4)", desc), []any{ids}, nil
 	case s.DataIndex != 0:
 		keys := make([][]byte, len(s.DataKeys))
-		for i, k := range s.DataKeys {
-			keys[i] = []byte(k)
+		froms, tos := make([]int64, len(s.DataKeys)), make([]int64, len(s.DataKeys))
+		for i, l := range s.DataKeys {
+			keys[i], froms[i], tos[i] = []byte(l.Key), toInt64(l.From), toInt64(l.To)
 		}
-		return dataSQL(column, desc), []any{int64(s.DataIndex), keys}, nil
+		return dataSQL(column, desc), []any{int64(s.DataIndex), keys, froms, tos}, nil
 	case s.SubjectPrefix != "" && s.SubjectPrefix != "/":
 		if end, ok := prefixEnd(s.SubjectPrefix); ok {
 			return logSQL(column, "e.subject >= $4 AND e.subject < $5", desc), []any{s.SubjectPrefix, end}, nil
@@ -236,17 +237,19 @@ const (
 var latestRunSQL = fmt.Sprintf("SELECT least(r.last_id, $2) FROM %s r WHERE %s AND r.first_id <= $2 ORDER BY r.last_id DESC LIMIT $3", subjectRuns.table, subjectRuns.within())
 
 // dataSQL returns the statement of a page (scanSQL) that reads the events
-// with any of the keys $5 in the data index $4: the first ids of each key
-// in order, at most a page's, then those of the page once each.
+// with any of the keys $5 in the data index $4, each within its ids $6 to
+// $7: the first ids of each key in order, at most a page's, then those of
+// the page once each.
 func dataSQL(column string, descending bool) string {
 	dir := ""
 	if descending {
 		dir = " DESC"
 	}
 	return fmt.Sprintf(`SELECT e.id, %[1]s FROM (
-	SELECT DISTINCT x.event_id FROM unnest($5::bytea[]) AS q(key) CROSS JOIN LATERAL (
+	SELECT DISTINCT x.event_id FROM unnest($5::bytea[], $6::bigint[], $7::bigint[]) AS q(key, lo, hi) CROSS JOIN LATERAL (
 		SELECT k.event_id FROM eventstore.data_keys k
-		WHERE k.index_id = $4 AND k.key = q.key AND k.event_id BETWEEN $1 AND $2 ORDER BY k.event_id%[2]s LIMIT $3) x
+		WHERE k.index_id = $4 AND k.key = q.key AND k.event_id BETWEEN greatest($1, q.lo) AND least($2, q.hi)
+		ORDER BY k.event_id%[2]s LIMIT $3) x
 	ORDER BY x.event_id%[2]s LIMIT $3) k
 JOIN eventstore.events e ON e.id = k.event_id ORDER BY e.id%[2]s`, column, dir)
 }
