@@ -29,6 +29,20 @@ func Compile(query string) (*Program, error) {
 	return &Program{q: q}, nil
 }
 
+// readsData reports whether a level of q has a conjunct that a data index
+// could serve.
+func readsData(q *Query) bool {
+	if len(q.plan.data) > 0 {
+		return true
+	}
+	for _, f := range q.Froms {
+		if f.Sub != nil && readsData(f.Sub) {
+			return true
+		}
+	}
+	return false
+}
+
 // prepare computes the plan of every query level once.
 func prepare(q *Query) {
 	p := makePlan(q)
@@ -104,7 +118,7 @@ func (p *Program) run(ctx context.Context, db Database, opts Options, emit func(
 		ex.pace = opts.Pace()
 	}
 	ex.scanAll = scanAll
-	if indexed, ok := db.(DataIndexed); ok {
+	if indexed, ok := db.(DataIndexed); ok && readsData(p.q) {
 		ex.indexes = indexed.DataIndexes()
 	}
 	err := ex.level(p.q, emit)

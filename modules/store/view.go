@@ -20,6 +20,7 @@ type View struct {
 	// taken: a later version may have changed them.
 	schemaVersion uint64
 	ordered       []SchemaWritten // the committed schemas in registration order; the registry's
+	store         *Store
 }
 
 // View returns the state durable now. It stays the same however the log
@@ -52,7 +53,36 @@ func (s *Store) Current() (*View, error) {
 func (s *Store) viewOf(count uint64) *View {
 	version := s.schemas.version.Load()
 	ordered, schemas := s.schemas.ordered()
-	return &View{backend: s.backend, recent: s.recent, count: count, schemas: schemas, schemaVersion: version, ordered: ordered}
+	return &View{backend: s.backend, recent: s.recent, count: count, schemas: schemas, schemaVersion: version, ordered: ordered, store: s}
+}
+
+// DataIndexes returns the data indexes that are ready: on a shared backend
+// as stored now (another node may have registered or removed one since
+// this node followed), else as this store committed them.
+func (v *View) DataIndexes() ([]*DataIndex, error) {
+	all, _, err := v.store.DataIndexes()
+	if err != nil {
+		return nil, err
+	}
+	var ready []*DataIndex
+	for _, x := range all {
+		if x.Ready() {
+			ready = append(ready, x)
+		}
+	}
+	return ready, nil
+}
+
+// DataIndexStands reports whether the data index x is registered still:
+// a removal deletes its keys with it, so a read of its keys that it stood
+// after read them all.
+func (v *View) DataIndexStands(x *DataIndex) (bool, error) {
+	r, found, err := v.backend.State(DataIndexSpace, x.Name)
+	if err != nil || !found {
+		return false, err
+	}
+	stored, err := decodeDataIndex(r)
+	return err == nil && stored.ID == x.ID, err
 }
 
 // Schemas returns the schemas registered in the view in registration order

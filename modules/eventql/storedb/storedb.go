@@ -3,6 +3,7 @@ package storedb
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/eventstore-service/eventstore/modules/event"
@@ -17,6 +18,7 @@ const cancelCheck = 256
 type DB struct {
 	view    *store.View
 	emitter *event.Emitter
+	indexes map[uint64]*store.DataIndex // those DataIndexes offered, by id
 }
 
 // New returns the database of view; emitter writes whole events.
@@ -24,9 +26,33 @@ func New(view *store.View, emitter *event.Emitter) *DB {
 	return &DB{view: view, emitter: emitter}
 }
 
+// DataIndexes returns the ready data indexes of the store; none when they
+// cannot be read (the query then scans).
+func (db *DB) DataIndexes() []eventql.DataIndex {
+	ready, err := db.view.DataIndexes()
+	if err != nil {
+		return nil
+	}
+	out := make([]eventql.DataIndex, len(ready))
+	db.indexes = make(map[uint64]*store.DataIndex, len(ready))
+	for i, x := range ready {
+		out[i] = eventql.DataIndex{ID: x.ID, Path: x.Path, EventTypes: x.EventTypes}
+		db.indexes[x.ID] = x
+	}
+	return out
+}
+
+// ErrDataIndexRemoved ends a read of a data index that was removed while
+// it read: its keys went with it.
+var ErrDataIndexRemoved = errors.New("a data index the query read was removed meanwhile")
+
 // scans returns the store scans whose union sel selects.
 func scans(sel eventql.Selection) []store.Scan {
 	base := store.Scan{From: sel.From, To: sel.To, Descending: sel.Descending}
+	if sel.DataIndex != 0 {
+		base.DataIndex, base.DataKeys = sel.DataIndex, sel.DataKeys
+		return []store.Scan{base}
+	}
 	if len(sel.Lookups) == 0 {
 		return []store.Scan{base}
 	}
@@ -43,10 +69,25 @@ func scans(sel eventql.Selection) []store.Scan {
 }
 
 // Events calls fn for the selected events in id order, merging the scans
-// of a union without duplicates.
+// of a union without duplicates. A read of a data index fails with
+// ErrDataIndexRemoved when the index was removed before it ended.
 func (db *DB) Events(ctx context.Context, sel eventql.Selection, fn func(event.Record) bool) (err error) {
 	if sel.From > sel.To {
 		return nil
+	}
+	if x := db.indexes[sel.DataIndex]; sel.DataIndex != 0 {
+		if x == nil {
+			return fmt.Errorf("data index %d: %w", sel.DataIndex, ErrDataIndexRemoved)
+		}
+		defer func() {
+			if err == nil {
+				var stands bool
+				stands, err = db.view.DataIndexStands(x)
+				if err == nil && !stands {
+					err = fmt.Errorf("data index %s: %w", x.Name, ErrDataIndexRemoved)
+				}
+			}
+		}()
 	}
 	var cursors []store.RecordIterator
 	var valid []bool
