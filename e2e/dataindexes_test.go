@@ -126,3 +126,51 @@ func TestDataIndexLimit(t *testing.T) {
 		t.Fatalf("second of one allowed: %d %s", r.StatusCode, r.Body)
 	}
 }
+
+// TestDataIndexDecisions runs a query and write preconditions that a data
+// index serves against the binary: the query loads only the events of one
+// reader, as the events-read counter shows, and the preconditions decide
+// on them alone, on one Pebble node and on three PostgreSQL nodes.
+func TestDataIndexDecisions(t *testing.T) { eachTarget(t, testDataIndexDecisions) }
+
+func testDataIndexDecisions(t *testing.T, start starter) {
+	inst := start(t)
+	mustWrite(t, inst, taggedEvents(0, 1_400))
+	if r := inst.Do("POST", "/api/v1/register-data-index", harness.Token, `{"name":"reader","path":"/reader","eventTypes":["io.example.tagged"]}`); r.StatusCode != 200 {
+		t.Fatalf("register: %d %s", r.StatusCode, r.Body)
+	}
+	mustWrite(t, inst, taggedEvents(1_400, 700))
+	waitUntil(t, 30*time.Second, func() bool { return dataIndexes(t, inst)["reader"].State == "ready" })
+
+	const counter = `eventstore_events_read_total{operation="run-eventql-query"}`
+	const decision = `FROM e IN events WHERE e.type == "io.example.tagged" AND e.data.reader == "/readers/3" PROJECT INTO COUNT()`
+	before := metrics(t, inst)[counter]
+	res := runQuery(t, inst, decision)
+	if res.status != 200 || res.err != "" || len(res.rows) != 1 || res.rows[0] != float64(300) {
+		t.Fatalf("%s: %+v", decision, res)
+	}
+	if loaded := metrics(t, inst)[counter] - before; loaded != 300 {
+		t.Fatalf("the decision loaded %v events, want the reader's 300", loaded)
+	}
+	// Scanned, the same query reads every event.
+	before = metrics(t, inst)[counter]
+	runQuery(t, inst, `FROM e IN events WHERE e.type == "io.example.tagged" AND e.data.tags CONTAINS "t3" PROJECT INTO COUNT()`)
+	if loaded := metrics(t, inst)[counter] - before; loaded != 2_100 {
+		t.Fatalf("a query no index serves loaded %v events, want 2100", loaded)
+	}
+
+	write := func(condition string) int {
+		t.Helper()
+		body := fmt.Sprintf(`{"events":[{"source":"https://library.example.com","subject":"/readers/3","type":"io.example.tagged","data":{"tags":[],"reader":"/readers/3"}}],`+
+			`"preconditions":[{"type":"isEventQlQueryTrue","payload":{"query":%q}}]}`,
+			`FROM e IN events WHERE e.type == "io.example.tagged" AND e.data.reader == "/readers/3" AND (e.id AS INT + 1) > 2000 PROJECT INTO `+condition)
+		return inst.Do("POST", "/api/v1/write-events", harness.Token, body).StatusCode
+	}
+	// Events 2000 to 2099 hold 14 of reader 3.s.
+	if status := write("COUNT() < 15"); status != 200 {
+		t.Fatalf("a decision that holds: %d", status)
+	}
+	if status := write("COUNT() < 15"); status != 409 {
+		t.Fatalf("the same decision after its own event: %d", status)
+	}
+}
