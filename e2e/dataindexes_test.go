@@ -166,7 +166,7 @@ func testDataIndexDecisions(t *testing.T, start starter) {
 			`FROM e IN events WHERE e.type == "io.example.tagged" AND e.data.reader == "/readers/3" AND (e.id AS INT + 1) > 2000 PROJECT INTO `+condition)
 		return inst.Do("POST", "/api/v1/write-events", harness.Token, body).StatusCode
 	}
-	// Events 2000 to 2099 hold 14 of reader 3.s.
+	// Events 2000 to 2099 hold 14 of reader 3's.
 	if status := write("COUNT() < 15"); status != 200 {
 		t.Fatalf("a decision that holds: %d", status)
 	}
