@@ -79,6 +79,8 @@ var conjuncts = []string{
 	`e.data.a == "x"`, `e.data.a == 42`, `"y" == e.data.a`, `e.data.a == true`, `e.data.a == -1`, `e.data.a CONTAINS "x"`,
 	`["x", 42, false] CONTAINS e.data.a`, `e.data.tags CONTAINS "t1"`, `e.data.tags CONTAINS "x"`, `[] CONTAINS e.data.tags`,
 	`e.data.b.c == "x"`, `e.data.b.c == 7`, `e.data.n > 2`, `e.data.a > 3`, `e.data.n + 1 == 3`, `e.data.b.c == 42`,
+	`e.data.a == "x" OR e.data.a == 42`, `e.data.tags CONTAINS "t2" OR ["x"] CONTAINS e.data.tags`,
+	`e.data.a == "y" OR e.data.n == 1`,
 }
 
 // TestDataIndexesAnswerAsAScan runs random queries on random events with
@@ -160,7 +162,8 @@ func TestDataIndexUse(t *testing.T) {
 		`FROM e IN events WHERE e.data.tags CONTAINS "r4" PROJECT INTO e.id`:                                                       100, // the index covers one type
 		`FROM e IN events WHERE e.type == "io.x.returned" AND e.data.tags CONTAINS "r5" PROJECT INTO e.id`:                         50,  // nor this one
 		`FROM e IN events WHERE ["/readers/1", "/readers/3"] CONTAINS e.data.reader PROJECT INTO e.id`:                             20,
-		`FROM e IN events WHERE e.data.reader == "/readers/1" OR e.data.reader == "/readers/3" PROJECT INTO e.id`:                  100, // no OR of data forms yet
+		`FROM e IN events WHERE e.data.reader == "/readers/1" OR e.data.reader == "/readers/3" PROJECT INTO e.id`:                  20,
+		`FROM e IN events WHERE e.data.reader == "/readers/1" OR e.data.n == 3 PROJECT INTO e.id`:                                  100, // two paths
 		`FROM e IN events WHERE e.subject == "/readers/1" AND e.data.reader == "/readers/1" PROJECT INTO e.id`:                     10,
 		`FROM e IN events WHERE e.data.n == 9007199254740993 AND e.data.reader == "/readers/1" PROJECT INTO e.id`:                  10,
 		`FROM e IN events WHERE e.data.reader == "/readers/1" AND e.data.n == 9007199254740993 PROJECT INTO e.id`:                  10,

@@ -9,7 +9,8 @@ import (
 // dataForm is a conjunct that a data index on path can serve for the
 // alias in slot (docs/eventql.md §14.1): x.data.<a>.<b>… == <lit> (either
 // way round), x.data.… CONTAINS <lit>, or [<lit>, …] CONTAINS x.data.…,
-// with literals of strings, booleans and INTs within dataindex.MaxExactInt.
+// with literals of strings, booleans and INTs within dataindex.MaxExactInt,
+// or an OR of those on one path.
 // keys are the keys of the values on which it may hold, failures those of
 // the values on which it fails (dataindex.EqualFailures,
 // dataindex.ContainsFailures; none for the last form, which never fails).
@@ -27,6 +28,9 @@ func (f dataForm) safe() bool { return len(f.failures) == 0 }
 // sources (isEvents tells which slots those are).
 func dataFormOf(e Expr, isEvents func(int) bool) (dataForm, bool) {
 	b, ok := e.(*Binary)
+	if ok && b.Steps[0].Op == "OR" {
+		return dataUnionOf(b, isEvents)
+	}
 	if !ok || len(b.Steps) != 1 {
 		return dataForm{}, false
 	}
@@ -65,6 +69,31 @@ func dataFormOf(e Expr, isEvents func(int) bool) (dataForm, bool) {
 		return form, true
 	}
 	return dataForm{}, false
+}
+
+// dataUnionOf recognises an OR chain of data forms on one alias and path:
+// the union of their keys and of their failures (an OR fails where any of
+// its terms may).
+func dataUnionOf(b *Binary, isEvents func(int) bool) (dataForm, bool) {
+	union, ok := dataFormOf(b.X, isEvents)
+	if !ok {
+		return dataForm{}, false
+	}
+	union.keys, union.failures = slices.Clone(union.keys), slices.Clone(union.failures)
+	for _, step := range b.Steps {
+		form, ok := dataFormOf(step.Y, isEvents)
+		if !ok || form.slot != union.slot || form.path != union.path {
+			return dataForm{}, false
+		}
+		for _, lists := range [][2]*[]dataindex.Key{{&union.keys, &form.keys}, {&union.failures, &form.failures}} {
+			for _, k := range *lists[1] {
+				if !slices.Contains(*lists[0], k) {
+					*lists[0] = append(*lists[0], k)
+				}
+			}
+		}
+	}
+	return union, true
 }
 
 // dataFieldOf returns the slot of x.data.<a>.<b>… on an events alias and
