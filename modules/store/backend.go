@@ -276,6 +276,14 @@ type IndexVerifiable interface {
 	NewIndexVerifier() IndexVerifier
 }
 
+// DataPostingsReader is implemented by backends that keep data index
+// postings (Batch.Postings): a verification reads them all.
+type DataPostingsReader interface {
+	// DataPostings calls fn for every posting of the data index id, in no
+	// particular order, until fn fails.
+	DataPostings(id uint64, fn func(key dataindex.Key, eventID uint64) error) error
+}
+
 // IndexVerifier checks the indexes of a backend during one verification.
 // CheckEvent is called for every verified event, in id order from 0, from
 // one goroutine; then, once every event and the head proved intact, Finish

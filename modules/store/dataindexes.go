@@ -71,12 +71,9 @@ type Posting struct {
 }
 
 // appendPostings appends the postings that the event id of eventType with
-// data gives x, if x covers the type; keys is scratch.
+// data gives x (none for a type it does not cover); keys is scratch.
 func appendPostings(dst []Posting, x *DataIndex, id uint64, eventType string, data []byte, keys []dataindex.Key) ([]Posting, []dataindex.Key) {
-	if !x.Covers(eventType) {
-		return dst, keys
-	}
-	keys = dataindex.Keys(keys[:0], data, x.tokens)
+	keys = x.Keys(keys[:0], eventType, data)
 	for _, k := range keys {
 		dst = append(dst, Posting{Index: x.ID, Key: k, ID: id})
 	}
@@ -154,20 +151,46 @@ func decodeDataIndex(r StateRecord) (*DataIndex, error) {
 	return x, nil
 }
 
-// loadDataIndexes reads the data indexes stored in b into the set.
-func (s *Store) loadDataIndexes(b Reader) error {
-	byName := map[string]*DataIndex{}
-	it := b.States(DataIndexSpace, "")
+// ReadDataIndexes returns the data indexes stored in r, by name.
+func ReadDataIndexes(r Reader) ([]*DataIndex, error) {
+	var out []*DataIndex
+	it := r.States(DataIndexSpace, "")
 	for it.Next() {
 		x, err := decodeDataIndex(it.Record())
 		if err != nil {
 			it.Close()
-			return err
+			return nil, err
 		}
-		byName[x.Name] = x
+		out = append(out, x)
 	}
 	if err := it.Close(); err != nil {
-		return fmt.Errorf("read data indexes: %w", err)
+		return nil, fmt.Errorf("read data indexes: %w", err)
+	}
+	return out, nil
+}
+
+// Keyed reports whether x keys event id: the writer keys those from From
+// on, the build those below Next.
+func (x *DataIndex) Keyed(id uint64) bool { return id >= x.From || id < x.Next }
+
+// Keys appends to dst the keys of x that an event of eventType with data
+// has (none for another type).
+func (x *DataIndex) Keys(dst []dataindex.Key, eventType string, data []byte) []dataindex.Key {
+	if !x.Covers(eventType) {
+		return dst
+	}
+	return dataindex.Keys(dst, data, x.tokens)
+}
+
+// loadDataIndexes reads the data indexes stored in b into the set.
+func (s *Store) loadDataIndexes(b Reader) error {
+	all, err := ReadDataIndexes(b)
+	if err != nil {
+		return err
+	}
+	byName := make(map[string]*DataIndex, len(all))
+	for _, x := range all {
+		byName[x.Name] = x
 	}
 	s.dataIndexes.mu.Lock()
 	defer s.dataIndexes.mu.Unlock()

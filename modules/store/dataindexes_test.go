@@ -231,3 +231,45 @@ func testDataIndexRegisteredDuringWrites(t *testing.T, b storetest.Backend) {
 	}
 	checkIndex(t, s, x)
 }
+
+// TestVerifyChecksDataIndexes verifies a store whose data indexes were
+// built in the background and kept by the writer, and then the same store
+// with a key too many: the verification passes, then names the index.
+func TestVerifyChecksDataIndexes(t *testing.T) {
+	storetest.Each(t, &pg, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		open := b.New(t)
+		s := storetest.Start(t, open)
+		writeIndexed(t, s, 0, 3_000)
+		for _, d := range []dataindex.Definition{{Name: "who", Path: "/who"}, {Name: "tags", Path: "/tags", EventTypes: []string{"io.x.odd"}}} {
+			if _, err := s.RegisterDataIndex(ctx, d); err != nil {
+				t.Fatal(err)
+			}
+		}
+		writeIndexed(t, s, 3_000, 3_500)
+		who := ready(t, s, "who")
+		ready(t, s, "tags")
+		durable := s.Durable()
+		storetest.Close(t, s)
+
+		backend, err := open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer backend.Close()
+		if n, err := storetest.Verify(ctx, backend); err != nil || n != durable {
+			t.Fatalf("verify: %d %v", n, err)
+		}
+		head, err := backend.Head()
+		if err != nil {
+			t.Fatal(err)
+		}
+		head.Commits++
+		// A key of an event that lacks it.
+		extra := store.Batch{Head: head, Backfill: []store.Posting{{Index: who.ID, Key: dataindex.String("/r/3"), ID: 4}}}
+		storetest.Commit(t, backend, extra)
+		if _, err := storetest.Verify(ctx, backend); err == nil || err.Error() != "store corrupted: data index who holds 7001 keys of the events, they need 7000" {
+			t.Fatalf("verify with a key too many: %v", err)
+		}
+	})
+}

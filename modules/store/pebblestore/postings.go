@@ -2,9 +2,12 @@ package pebblestore
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 
 	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/eventstore-service/eventstore/modules/dataindex"
 )
 
 // Index entries are postings: one key per index prefix and group commit,
@@ -97,4 +100,33 @@ func (p *postings) flush(batch *pebble.Batch, k []byte) ([]byte, error) {
 	}
 	p.reset()
 	return k, nil
+}
+
+// DataPostings calls fn for every posting of the data index id, in key
+// order.
+func (b *Backend) DataPostings(id uint64, fn func(key dataindex.Key, eventID uint64) error) error {
+	prefix := dataIndexPrefix(nil, id)
+	it, err := b.db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: prefixEnd(prefix)})
+	if err != nil {
+		return err
+	}
+	var ids []uint64
+	for ok := it.First(); ok && err == nil; ok = it.Next() {
+		k := it.Key()[len(prefix):]
+		n, used := binary.Uvarint(k)
+		if used <= 0 || uint64(len(k)-used) != n+8 {
+			err = fmt.Errorf("malformed key %x of data index %d", it.Key(), id)
+			break
+		}
+		key := dataindex.Key(k[used : used+int(n)])
+		if ids, err = decodePosting(ids[:0], idOf(k), it.Value()); err != nil {
+			break
+		}
+		for _, eventID := range ids {
+			if err = fn(key, eventID); err != nil {
+				break
+			}
+		}
+	}
+	return errors.Join(err, it.Close())
 }

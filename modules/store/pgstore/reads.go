@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/eventstore-service/eventstore/modules/dataindex"
 	"github.com/eventstore-service/eventstore/modules/event"
 	"github.com/eventstore-service/eventstore/modules/store"
 )
@@ -262,4 +263,48 @@ func logSQL(column, filter string, descending bool) string {
 		order = "e.id DESC"
 	}
 	return fmt.Sprintf("SELECT e.id, %s FROM eventstore.events e WHERE e.id BETWEEN $1 AND $2 AND %s ORDER BY %s LIMIT $3", column, filter, order)
+}
+
+// dataPostingsPage is how many postings a page of DataPostings reads.
+const dataPostingsPage = 10_000
+
+// DataPostings calls fn for every posting of the data index id, a page at
+// a time in (key, event) order.
+func (b *Backend) DataPostings(id uint64, fn func(key dataindex.Key, eventID uint64) error) error {
+	after, afterID := []byte{}, int64(-1)
+	for {
+		var page []store.Posting
+		err := func() error {
+			ctx, cancel := b.live.timeout()
+			defer cancel()
+			rows, err := b.q.Query(ctx, `SELECT key, event_id FROM eventstore.data_keys
+WHERE index_id = $1 AND (key, event_id) > ($2, $3) ORDER BY key, event_id LIMIT $4`, int64(id), after, afterID, dataPostingsPage)
+			if err != nil {
+				return err
+			}
+			defer rows.Close()
+			for rows.Next() {
+				var key []byte
+				var eventID int64
+				if err := rows.Scan(&key, &eventID); err != nil {
+					return err
+				}
+				page = append(page, store.Posting{Index: id, Key: dataindex.Key(key), ID: uint64(eventID)})
+			}
+			return rows.Err()
+		}()
+		if err != nil {
+			return wrap(err, "read the keys of data index %d", id)
+		}
+		for _, p := range page {
+			if err := fn(p.Key, p.ID); err != nil {
+				return err
+			}
+		}
+		if len(page) < dataPostingsPage {
+			return nil
+		}
+		last := page[len(page)-1]
+		after, afterID = []byte(last.Key), int64(last.ID)
+	}
 }

@@ -58,6 +58,7 @@ type pipeline struct {
 	backend store.Backend
 	to      uint64
 	schemas map[string]*schema.Schema
+	data    *dataCheck // nil: no data indexes
 	slots   []chunk
 	tickets chan struct{}
 	next    atomic.Uint64 // the next chunk to take
@@ -67,11 +68,11 @@ type pipeline struct {
 // (GOMAXPROCS when 0) and chain, until the log ends, to is reached, or a
 // problem is found. It returns chain's first problem, a read error, or
 // ctx's error, once every goroutine it started has ended.
-func runPipeline(ctx context.Context, b store.Backend, to uint64, schemas map[string]*schema.Schema, workers int, chain *chainCheck) error {
+func runPipeline(ctx context.Context, b store.Backend, to uint64, schemas map[string]*schema.Schema, data *dataCheck, workers int, chain *chainCheck) error {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	p := &pipeline{backend: b, to: to, schemas: schemas, slots: make([]chunk, 2*workers), tickets: make(chan struct{}, 2*workers)}
+	p := &pipeline{backend: b, to: to, schemas: schemas, data: data, slots: make([]chunk, 2*workers), tickets: make(chan struct{}, 2*workers)}
 	for i := range p.slots {
 		p.slots[i].done = make(chan struct{}, 1)
 		p.tickets <- struct{}{}
@@ -130,7 +131,7 @@ func (p *pipeline) gap(n uint64) error {
 // work takes chunk after chunk and checks its events, until ctx is done or
 // the chunks pass to.
 func (p *pipeline) work(ctx context.Context) {
-	w := eventChecker{checker: event.NewChecker(), schemas: p.schemas, names: map[string]string{}}
+	w := eventChecker{checker: event.NewChecker(), schemas: p.schemas, names: map[string]string{}, data: p.data}
 	for {
 		select {
 		case <-p.tickets:
@@ -150,6 +151,9 @@ func (p *pipeline) work(ctx context.Context) {
 			w.check(c, it.Record())
 		}
 		c.err = it.Close()
+		if p.data != nil {
+			p.data.merge(&w.sums)
+		}
 		c.done <- struct{}{}
 	}
 }
@@ -162,6 +166,8 @@ type eventChecker struct {
 	checker *event.Checker
 	schemas map[string]*schema.Schema
 	names   map[string]string // subjects and types, so that a repeated one costs no string
+	data    *dataCheck
+	sums    dataSums
 }
 
 // check decodes and hashes r, validates its data against the schema of its
@@ -179,6 +185,9 @@ func (w *eventChecker) check(c *chunk, r event.Record) {
 	}
 	if sch := w.schemas[res.eventType]; sch != nil {
 		res.invalid = sch.Validate(v[event.MemberData])
+	}
+	if w.data != nil {
+		w.data.add(&w.sums, r.ID, res.eventType, v[event.MemberData])
 	}
 	c.results = append(c.results, res)
 }

@@ -27,8 +27,8 @@ type Options struct {
 
 // Verify checks a whole store: ids contiguous from 0, every hash
 // recomputed, every predecessor link, strictly increasing times, every event
-// of a type with a schema against it, the head, and the backend's indexes
-// if it is IndexVerifiable. It returns the number of events checked and the
+// of a type with a schema against it, the head, the backend's indexes if it
+// is IndexVerifiable, and the keys of its data indexes (dataCheck). It returns the number of events checked and the
 // first problem, that of the lowest id, as a *CorruptionError.
 //
 // Workers read and check chunks of events on their own (decoding,
@@ -57,9 +57,13 @@ func Verify(ctx context.Context, b store.Backend, opts Options) (uint64, error) 
 	if v, ok := b.(store.IndexVerifiable); ok {
 		indexes = v.NewIndexVerifier()
 	}
+	data, err := newDataCheck(b)
+	if err != nil {
+		return 0, err
+	}
 	chain := &chainCheck{indexes: indexes, progress: opts.Progress, prevHash: []byte(event.ZeroHash)}
 	if opts.Head == nil || head.Count > 0 {
-		if err := runPipeline(ctx, b, to, schemas, opts.Workers, chain); err != nil {
+		if err := runPipeline(ctx, b, to, schemas, data, opts.Workers, chain); err != nil {
 			return chain.n, err
 		}
 	}
@@ -68,6 +72,11 @@ func Verify(ctx context.Context, b store.Backend, opts Options) (uint64, error) 
 	}
 	if indexes != nil {
 		if err := indexes.Finish(); err != nil {
+			return chain.n, err
+		}
+	}
+	if data != nil {
+		if err := data.finish(b, chain.n); err != nil {
 			return chain.n, err
 		}
 	}
