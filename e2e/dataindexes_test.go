@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -172,5 +173,52 @@ func testDataIndexDecisions(t *testing.T, start starter) {
 	}
 	if status := write("COUNT() < 15"); status != 409 {
 		t.Fatalf("the same decision after its own event: %d", status)
+	}
+}
+
+// TestDataIndexBuildSurvivesKillNine registers a data index on a store of
+// 200,000 events, kills the service with SIGKILL while the build runs,
+// and starts it again: the build goes on from where its last commit left
+// it, never from further back, the index becomes ready, verify-store finds
+// every key the events need and no other, and the index answers as a scan
+// does.
+func TestDataIndexBuildSurvivesKillNine(t *testing.T) {
+	args := []string{"run", "--api-token=" + harness.Token, "--data-directory=" + t.TempDir(), "--http-enabled", "--https-enabled=false", "--http-port=0"}
+	inst := harness.Start(t, bin, args...)
+	for i := 0; i < 200_000; i += 10_000 {
+		mustWrite(t, inst, taggedEvents(i, 10_000))
+	}
+	// The kill must cut the build: a build done before it is removed and
+	// registered again, at most five times.
+	for attempt := 1; ; attempt++ {
+		if r := inst.Do("POST", "/api/v1/register-data-index", harness.Token, `{"name":"tags","path":"/tags"}`); r.StatusCode != 200 {
+			t.Fatalf("register: %d %s", r.StatusCode, r.Body)
+		}
+		var cut dataIndexLine
+		waitUntil(t, 30*time.Second, func() bool { cut = dataIndexes(t, inst)["tags"]; return cut.IndexedEvents > 0 })
+		inst.Signal(syscall.SIGKILL)
+		inst.Wait(10 * time.Second)
+		inst = harness.Start(t, bin, args...)
+		if x := dataIndexes(t, inst)["tags"]; x.State == "building" {
+			if x.IndexedEvents < cut.IndexedEvents {
+				t.Fatalf("the build went back from %d to %d events", cut.IndexedEvents, x.IndexedEvents)
+			}
+			break
+		}
+		if attempt == 5 {
+			t.Fatal("five builds were done before the kill")
+		}
+		if r := inst.Do("POST", "/api/v1/remove-data-index", harness.Token, `{"name":"tags"}`); r.StatusCode != 200 {
+			t.Fatalf("remove: %d %s", r.StatusCode, r.Body)
+		}
+	}
+	waitUntil(t, 60*time.Second, func() bool { return dataIndexes(t, inst)["tags"].State == "ready" })
+	lines := stream(t, inst, "/api/v1/verify-store", `{}`)
+	if last := lines[len(lines)-1]; last.Type != "verification" || !strings.Contains(string(last.Payload), `"verified":true`) {
+		t.Fatalf("verify-store after the kill: %s %s", last.Type, last.Payload)
+	}
+	res := runQuery(t, inst, `FROM e IN events WHERE e.data.tags CONTAINS "t7" PROJECT INTO COUNT()`)
+	if res.status != 200 || len(res.rows) != 1 || res.rows[0] != float64(20_000) {
+		t.Fatalf("events tagged t7: %+v", res)
 	}
 }
