@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -67,6 +68,36 @@ func (t Target) Decide(ctx context.Context, name string, clients int, fresh bool
 	})
 }
 
+// IndexTags registers the data index bench-tags on the tags of the events
+// of DecisionType and waits until it is ready.
+func (t Target) IndexTags(ctx context.Context) error {
+	client := newClient(1)
+	body := fmt.Appendf(nil, `{"name":"bench-tags","path":"/tags","eventTypes":[%q]}`, DecisionType)
+	if err := t.call(ctx, client, "/api/v1/register-data-index", body, nil); err != nil {
+		return err
+	}
+	var answer bytes.Buffer
+	for {
+		answer.Reset()
+		if err := t.call(ctx, client, "/api/v1/read-data-indexes", []byte(`{}`), &answer); err != nil {
+			return err
+		}
+		for _, line := range bytes.Split(answer.Bytes(), []byte("\n")) {
+			var l struct {
+				Payload struct{ Name, State string }
+			}
+			if json.Unmarshal(line, &l) == nil && l.Payload.Name == "bench-tags" && l.Payload.State == "ready" {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
 // decisionBody is a write-events body of one event of DecisionType tagged
 // tag, for student, guarded by condition over the events tagged tag.
 func decisionBody(student int, tag, condition string) []byte {
@@ -89,6 +120,15 @@ func (r *runner) runDCB() error {
 	fmt.Fprintf(r.out, "dcb: writing %d events of %s on %d courses\n", o.DCBEvents, DecisionType, Boundaries)
 	if err := r.target.FillDecisions(r.ctx, o.DCBEvents); err != nil {
 		return err
+	}
+	if o.DCBIndex {
+		start := time.Now()
+		if err := r.target.IndexTags(r.ctx); err != nil {
+			return err
+		}
+		took := time.Since(start)
+		fmt.Fprintf(r.out, "%-28s data index on /tags built in %v: %.0f events/s\n", "dcb-index", took.Round(time.Millisecond),
+			float64(o.DCBEvents)/took.Seconds())
 	}
 	subject := r.measure("dcb-subject", r.server, func() Result {
 		return r.target.WritePrecondition(r.ctx, fmt.Sprintf("isSubjectOnEventId x%d", o.Clients), o.Clients, o.Duration)

@@ -42,8 +42,10 @@ type Options struct {
 	BackupEvents int
 	// SubscriptionEvents is the backlog the subscription scenario drains.
 	SubscriptionEvents int
-	// DCBEvents is the size of the store the dcb scenario decides on.
+	// DCBEvents is the size of the store the dcb scenario decides on;
+	// DCBIndex has it register a data index on the tags first.
 	DCBEvents int
+	DCBIndex  bool
 }
 
 // ScenarioNames are the scenarios Run knows, in the order of a full run.
