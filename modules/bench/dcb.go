@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -45,27 +47,78 @@ func (t Target) FillDecisions(ctx context.Context, n int) error {
 }
 
 // Decide runs clients that each write one event of DecisionType per
-// request for duration, guarded by an isEventQlQueryTrue precondition
-// that reads the events of the write's boundary, and returns the result:
-// with fresh, each write's boundary is a tag of its own that no event has
-// yet (COUNT() == 0: the public DCB benchmark's unrelated appends); without
-// it, client c decides on course:<c> of the store that FillDecisions wrote
-// (COUNT() below a bound the store never reaches: the condition holds, at
-// the cost of reading the boundary). A failed precondition is an error.
+// request for duration, guarded by an isEventQlQueryTrue precondition on
+// the events of the write's boundary, and returns the result. With fresh,
+// each write's boundary is a tag of its own that no event has yet
+// (COUNT() == 0: the public DCB benchmark's unrelated appends). Without
+// it, client c decides on course:<c> of the store that FillDecisions
+// wrote, as the DCB libraries append: it has read its boundary's last
+// event (before the clock runs), and writes on condition that no event of
+// the boundary came after the one it knows, "(e.id AS INT + 1) >
+// <position>"; it knows its own event from then on. A failed precondition
+// is an error.
 func (t Target) Decide(ctx context.Context, name string, clients int, fresh bool, duration time.Duration) Result {
 	client := newClient(clients)
 	run := time.Now().UnixNano()
+	lasts := make([]int64, clients) // the last event of each client's boundary: its reads, before the clock runs
+	for c := range lasts {
+		if fresh {
+			break
+		}
+		var err error
+		if lasts[c], err = t.lastOf(ctx, client, fmt.Sprintf("course:%d", c%Boundaries)); err != nil {
+			return Result{Name: name, Errors: 1, Failures: map[string]int64{err.Error(): 1}}
+		}
+	}
 	return load(ctx, name, client, clients, 1, duration, func(c int) exchange {
 		n := 0
+		last := lasts[c] // the boundary's last event as this client knows it, -1: none
+		var answer bytes.Buffer
 		return func(ctx context.Context) error {
-			tag, condition := fmt.Sprintf("course:%d", c%Boundaries), "COUNT() < 1000000000"
 			if fresh {
-				tag, condition = fmt.Sprintf("course:%d-%d-%d", run, c, n), "COUNT() == 0"
+				tag := fmt.Sprintf("course:%d-%d-%d", run, c, n)
+				n++
+				return t.call(ctx, client, "/api/v1/write-events", decisionBody(c, tag, "", "COUNT() == 0"), nil)
 			}
-			n++
-			return t.call(ctx, client, "/api/v1/write-events", decisionBody(c, tag, condition), nil)
+			tag := fmt.Sprintf("course:%d", c%Boundaries)
+			answer.Reset()
+			after := fmt.Sprintf("(e.id AS INT + 1) > %d", last+1)
+			if err := t.call(ctx, client, "/api/v1/write-events", decisionBody(c, tag, after, "COUNT() == 0"), &answer); err != nil {
+				return err
+			}
+			var written []struct{ ID string }
+			if err := json.Unmarshal(answer.Bytes(), &written); err != nil || len(written) != 1 {
+				return fmt.Errorf("write-events answered %.200s: %v", answer.Bytes(), err)
+			}
+			id, err := strconv.ParseInt(written[0].ID, 10, 64)
+			last = id
+			return err
 		}
 	})
+}
+
+// lastOf returns the id of the last event of DecisionType tagged tag, -1
+// when there is none: the read of a decision.
+func (t Target) lastOf(ctx context.Context, client *http.Client, tag string) (int64, error) {
+	query := fmt.Sprintf(`FROM e IN events WHERE e.type == %q AND e.data.tags CONTAINS %q PROJECT INTO MAX(e.id AS INT)`, DecisionType, tag)
+	body, _ := json.Marshal(map[string]string{"query": query})
+	var answer bytes.Buffer
+	if err := t.call(ctx, client, "/api/v1/run-eventql-query", body, &answer); err != nil {
+		return 0, err
+	}
+	for _, line := range bytes.Split(answer.Bytes(), []byte("\n")) {
+		var l struct {
+			Type    string
+			Payload *int64
+		}
+		if json.Unmarshal(line, &l) == nil && l.Type == "row" {
+			if l.Payload == nil {
+				return -1, nil
+			}
+			return *l.Payload, nil
+		}
+	}
+	return 0, fmt.Errorf("the query of the last event of %s answered %.200s", tag, answer.Bytes())
 }
 
 // IndexTags registers the data index bench-tags on the tags of the events
@@ -99,9 +152,13 @@ func (t Target) IndexTags(ctx context.Context) error {
 }
 
 // decisionBody is a write-events body of one event of DecisionType tagged
-// tag, for student, guarded by condition over the events tagged tag.
-func decisionBody(student int, tag, condition string) []byte {
-	query := fmt.Sprintf(`FROM e IN events WHERE e.type == %q AND e.data.tags CONTAINS %q PROJECT INTO %s`, DecisionType, tag, condition)
+// tag, for student, guarded by condition over the events tagged tag that
+// where (unless "") admits too.
+func decisionBody(student int, tag, where, condition string) []byte {
+	if where != "" {
+		where = " AND " + where
+	}
+	query := fmt.Sprintf(`FROM e IN events WHERE e.type == %q AND e.data.tags CONTAINS %q%s PROJECT INTO %s`, DecisionType, tag, where, condition)
 	q, _ := json.Marshal(query) // a string always marshals
 	return fmt.Appendf(nil, `{"events":[{"source":"https://bench.eventstore.example","subject":"/students/bench-%d","type":%q,"data":{"tags":[%q,"student:bench-%d"]}}],`+
 		`"preconditions":[{"type":"isEventQlQueryTrue","payload":{"query":%s}}]}`, student, DecisionType, tag, student, q)

@@ -73,15 +73,7 @@ func (b *Backend) Scan(s store.Scan) store.RecordIterator {
 		}
 		return &logIterator{it: it, descending: s.Descending}
 	}
-	records, err := b.db.NewIter(&pebble.IterOptions{
-		LowerBound: eventKey(nil, s.From),
-		UpperBound: prefixEnd([]byte{spaceEvent}),
-	})
-	if err != nil {
-		closeAll(ids)
-		return &failedIterator{err: err}
-	}
-	return &lookupIterator{ids: ids, records: records, descending: s.Descending}
+	return &lookupIterator{ids: ids, db: b.db, from: s.From, descending: s.Descending}
 }
 
 // givenIDs iterates the ids of s.IDs from s.From to s.To.
@@ -267,10 +259,14 @@ func closeAll(ids []*indexIterator) error {
 
 // lookupIterator merges the ids of its index iterators in order, each id
 // once (the keys of a data index may share ids), and looks each record up
-// in the event log.
+// in the event log, whose iterator it opens only once an index holds an id
+// (a precondition that reads the events after a position mostly finds
+// none).
 type lookupIterator struct {
 	ids        []*indexIterator
-	records    *pebble.Iterator
+	db         *pebble.DB
+	from       uint64           // the lowest id wanted
+	records    *pebble.Iterator // opened at the first id the indexes hold
 	descending bool
 	started    bool
 	positioned bool // records is on record
@@ -300,6 +296,14 @@ func (l *lookupIterator) Next() bool {
 		return false
 	}
 	id := x.id()
+	if l.records == nil {
+		records, err := l.db.NewIter(&pebble.IterOptions{LowerBound: eventKey(nil, l.from), UpperBound: prefixEnd([]byte{spaceEvent})})
+		if err != nil {
+			l.err = err
+			return false
+		}
+		l.records = records
+	}
 	l.key = eventKey(l.key[:0], id)
 	if !l.position(id) {
 		l.err = errors.Join(l.records.Error(), &store.CorruptionError{Detail: fmt.Sprintf("index entry for missing event %d", id)})
@@ -343,7 +347,7 @@ func (l *lookupIterator) current() *indexIterator {
 func (l *lookupIterator) Record() event.Record { return l.record }
 
 func (l *lookupIterator) Close() error {
-	return errors.Join(l.err, closeAll(l.ids), l.records.Close())
+	return errors.Join(l.err, closeAll(l.ids), closeIterator(&l.records))
 }
 
 type failedIterator struct{ err error }
