@@ -141,12 +141,15 @@ func testDataIndexLifecycle(t *testing.T, b storetest.Backend) {
 		t.Fatalf("From %d, want 25000", who.From)
 	}
 	tagsDef := dataindex.Definition{Name: "tags", Path: "/tags", EventTypes: []string{"io.x.odd"}}
-	tags, err := s.RegisterDataIndex(ctx, tagsDef)
+	registered, err := s.RegisterDataIndex(ctx, tagsDef)
 	if err != nil {
 		t.Fatal(err)
 	}
 	writeIndexed(t, s, 25_000, 26_000)
-	who, tags = ready(t, s, "who"), ready(t, s, "tags")
+	who, tags := ready(t, s, "who"), ready(t, s, "tags")
+	if tags.ID != registered.ID || tags.From != registered.From {
+		t.Fatalf("the index as registered %+v and as built %+v", registered, tags)
+	}
 	checkIndex(t, s, who)
 	checkIndex(t, s, tags)
 	// A union of keys reads each event once.
