@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -121,20 +122,8 @@ func (d *dataIndexes) replace(put []*DataIndex, removed []string) {
 
 // publish makes byName the current set; the caller holds mu.
 func (d *dataIndexes) publish(byName map[string]*DataIndex) {
-	sorted := slices.SortedFunc(maps.Values(byName), func(a, b *DataIndex) int {
-		return cmpString(a.Name, b.Name)
-	})
+	sorted := slices.SortedFunc(maps.Values(byName), func(a, b *DataIndex) int { return strings.Compare(a.Name, b.Name) })
 	d.set.Store(&indexSet{byName: byName, sorted: sorted})
-}
-
-func cmpString(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // decodeDataIndex returns the index a record of DataIndexSpace holds.
