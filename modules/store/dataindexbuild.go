@@ -69,7 +69,7 @@ func (s *Store) buildNext(ctx context.Context) bool {
 		if x.Ready() {
 			continue
 		}
-		err := s.buildChunkOf(ctx, x.Name)
+		err := s.buildChunkOf(ctx, x)
 		var conflict *StateConflictError
 		switch {
 		case err == nil, errors.As(err, &conflict): // another node built it, or it was removed
@@ -85,15 +85,26 @@ func (s *Store) buildNext(ctx context.Context) bool {
 }
 
 // buildChunkOf keys the next chunk of the events below the From of the
-// index name, as stored, and commits them with its Next moved on.
-func (s *Store) buildChunkOf(ctx context.Context, name string) error {
+// index known as known, as stored, and commits them with its Next moved on.
+// An index that another node removed or finished (which this store has not
+// followed yet) is taken as stored.
+func (s *Store) buildChunkOf(ctx context.Context, known *DataIndex) error {
+	name := known.Name
 	r, found, err := s.backend.State(DataIndexSpace, name)
-	if err != nil || !found {
+	if err != nil {
 		return err
 	}
+	if !found {
+		s.dataIndexes.replaceIf(known.ID, nil, []string{name})
+		return nil
+	}
 	x, err := decodeDataIndex(r)
-	if err != nil || x.Ready() {
+	if err != nil {
 		return err
+	}
+	if x.Ready() || x.ID != known.ID {
+		s.dataIndexes.replaceIf(known.ID, []*DataIndex{x}, nil)
+		return nil
 	}
 	to := min(x.Next+buildChunk, x.From)
 	backfill, err := s.keysOf(x, x.Next, to)

@@ -107,15 +107,25 @@ func (d *dataIndexes) current() *indexSet { return d.set.Load() }
 
 // replace publishes the set with the indexes of put replaced or added and
 // those named in removed taken out.
-func (d *dataIndexes) replace(put []*DataIndex, removed []string) {
+func (d *dataIndexes) replace(put []*DataIndex, removed []string) { d.replaceIf(0, put, removed) }
+
+// replaceIf is replace where the index of the name of put or removed is
+// still the one of id (any, or none, when id is 0): what a read of an
+// index known as id decided must not undo a registration made since.
+func (d *dataIndexes) replaceIf(id uint64, put []*DataIndex, removed []string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	byName := maps.Clone(d.set.Load().byName)
+	ours := func(name string) bool { old := byName[name]; return id == 0 || old != nil && old.ID == id }
 	for _, x := range put {
-		byName[x.Name] = x
+		if ours(x.Name) {
+			byName[x.Name] = x
+		}
 	}
 	for _, name := range removed {
-		delete(byName, name)
+		if ours(name) {
+			delete(byName, name)
+		}
 	}
 	d.publish(byName)
 }
@@ -244,7 +254,7 @@ func (s *Store) registerDataIndex(ctx context.Context, d dataindex.Definition, a
 	if _, err := rand.Read(id[:]); err != nil {
 		return nil, fmt.Errorf("data index %s: draw its id: %w", d.Name, err)
 	}
-	x := &DataIndex{Definition: d, ID: binary.BigEndian.Uint64(id[:]), CreatedAt: s.now().UTC(), tokens: tokens}
+	x := &DataIndex{Definition: d, ID: binary.BigEndian.Uint64(id[:]) | 1, CreatedAt: s.now().UTC(), tokens: tokens} // never 0, no index
 	changes := []Change{{Space: DataIndexSpace, Key: d.Name, Expect: 0}}
 	_, err = s.Commit(ctx, Request{
 		Changes: changes,
