@@ -222,3 +222,27 @@ func TestDataIndexBuildSurvivesKillNine(t *testing.T) {
 		t.Fatalf("events tagged t7: %+v", res)
 	}
 }
+
+// TestPreconditionReadingManyEventsWarns writes with a precondition that
+// reads more than 10,000 events, twice: the service warns once, naming the
+// data path an index could serve it by.
+func TestPreconditionReadingManyEventsWarns(t *testing.T) {
+	inst := harness.Start(t, bin, harness.Dev()...)
+	mustWrite(t, inst, taggedEvents(0, 10_000))
+	mustWrite(t, inst, taggedEvents(10_000, 10))
+	for range 2 {
+		body := `{"events":[{"source":"https://library.example.com","subject":"/readers/1","type":"io.example.tagged","data":{}}],` +
+			`"preconditions":[{"type":"isEventQlQueryTrue","payload":{"query":"FROM e IN events WHERE e.type == \"io.example.tagged\" AND e.data.reader == \"/readers/1\" PROJECT INTO COUNT() < 100000"}}]}`
+		if r := inst.Do("POST", "/api/v1/write-events", harness.Token, body); r.StatusCode != 200 {
+			t.Fatalf("write: %d %s", r.StatusCode, r.Body)
+		}
+	}
+	line := inst.WaitForLog("precondition query read many events", 5*time.Second)
+	if line["level"] != "WARN" || line["eventsRead"] != float64(10_010) || fmt.Sprint(line["dataIndexPaths"]) != "[/reader]" ||
+		line["query"] != `FROM e IN events WHERE e.type == ? AND e.data.reader == ? PROJECT INTO COUNT() < ?` {
+		t.Fatalf("the warning: %v", line)
+	}
+	if n := len(inst.Logs("precondition query read many events")); n != 1 {
+		t.Fatalf("%d warnings for one shape within a minute", n)
+	}
+}

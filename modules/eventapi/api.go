@@ -50,6 +50,7 @@ type API struct {
 	scanners     sync.Pool  // of *jsonscan.Scanner, whose scratch buffers outlive a request
 	subs         *subscriptions.Manager
 	tracer       trace.Tracer
+	readMany     *readMany // warns about precondition queries that read many events
 }
 
 // Options configure the API.
@@ -123,7 +124,7 @@ func New(s *store.Store, emitter *event.Emitter, events *envelope.Builder, metri
 	}
 	a := &API{store: s, emitter: emitter, events: events, maxEventSize: opts.MaxEventSize, stopping: opts.Stopping, restores: opts.Restores,
 		backup:  backup.Limits{MaxEventSize: opts.MaxEventSize, MaxSchemaSize: opts.MaxRequestSize},
-		metrics: metrics, log: log, eventql: opts.EventQL, subs: opts.Subscriptions, tracer: opts.Tracer}
+		metrics: metrics, log: log, eventql: opts.EventQL, subs: opts.Subscriptions, tracer: opts.Tracer, readMany: newReadMany(log)}
 	if a.subs != nil {
 		a.backup.MaxSubscriptions = a.subs.Limit()
 	}

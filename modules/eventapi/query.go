@@ -44,7 +44,8 @@ func DecodeQuery(body []byte) (*eventql.Program, error) {
 // condition returns the store condition of an isEventQlQueryTrue query,
 // with the precondition limits.
 func (a *API) condition(program *eventql.Program) store.Condition {
-	return storedb.NewCondition(program, a.emitter, eventql.Options{MemoryLimit: a.eventql.MemoryLimit, TimeLimit: a.eventql.PreconditionTimeout, Pool: a.eventql.Pool, Pace: startPacing})
+	return storedb.NewCondition(program, a.emitter, eventql.Options{MemoryLimit: a.eventql.MemoryLimit, TimeLimit: a.eventql.PreconditionTimeout, Pool: a.eventql.Pool, Pace: startPacing,
+		Ran: func(stats eventql.Stats) { a.readMany.ran(program, stats) }})
 }
 
 // runEventQLQuery is POST /api/v1/run-eventql-query: the rows of the query

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/eventstore-service/eventstore/modules/event"
@@ -12,7 +13,8 @@ import (
 
 // Program is a checked query, ready to run any number of times.
 type Program struct {
-	q *Query
+	q    *Query
+	text string
 }
 
 // Compile parses and checks a query. Every error is a static *Error.
@@ -26,7 +28,32 @@ func Compile(query string) (*Program, error) {
 		return nil, err
 	}
 	prepare(q)
-	return &Program{q: q}, nil
+	return &Program{q: q, text: query}, nil
+}
+
+// Text returns the query the program was compiled from.
+func (p *Program) Text() string { return p.text }
+
+// DataPaths returns the JSON pointers, in order of appearance, of the
+// conjuncts of any level that a data index on them could serve
+// (docs/eventql.md §14.1), whether one does or not.
+func (p *Program) DataPaths() []string {
+	var paths []string
+	var collect func(q *Query)
+	collect = func(q *Query) {
+		for _, c := range q.plan.conjuncts {
+			if form, ok := q.plan.data[c]; ok && !slices.Contains(paths, form.path) {
+				paths = append(paths, form.path)
+			}
+		}
+		for _, f := range q.Froms {
+			if f.Sub != nil {
+				collect(f.Sub)
+			}
+		}
+	}
+	collect(p.q)
+	return paths
 }
 
 // readsData reports whether a level of q has a conjunct that a data index
@@ -75,6 +102,8 @@ type Options struct {
 	// processors to others (a pacer that counts from the run's start, not
 	// from when its caller began to wait for a turn).
 	Pace func() func()
+	// Ran, unless nil, learns the stats of every run as it ends.
+	Ran func(Stats)
 }
 
 // Stats describe an execution.
@@ -128,7 +157,11 @@ func (p *Program) run(ctx context.Context, db Database, opts Options, emit func(
 	if err != nil && errors.Is(context.Cause(ctx), errTimeLimit) {
 		err = timeLimitError(opts)
 	}
-	return Stats{EventsLoaded: ex.loaded, MemoryPeak: ex.peak}, err
+	stats := Stats{EventsLoaded: ex.loaded, MemoryPeak: ex.peak}
+	if opts.Ran != nil {
+		opts.Ran(stats)
+	}
+	return stats, err
 }
 
 func timeLimitError(opts Options) error {
