@@ -143,6 +143,13 @@ func testDataIndexDecisions(t *testing.T, start starter) {
 	mustWrite(t, inst, taggedEvents(1_400, 700))
 	waitUntil(t, 30*time.Second, func() bool { return dataIndexes(t, inst)["reader"].State == "ready" })
 
+	// Every event has two keys, its reader's and the kind of its value;
+	// every node reports the build of the index as done.
+	m := metrics(t, inst)
+	if keys, built := m[`eventstore_data_index_keys_total{index="reader"}`], m[`eventstore_data_index_build_events{index="reader"}`]; keys != 4_200 || built != float64(2_100*len(inst.Nodes())) {
+		t.Fatalf("data index metrics: %v keys, %v events built", keys, built)
+	}
+
 	const counter = `eventstore_events_read_total{operation="run-eventql-query"}`
 	const decision = `FROM e IN events WHERE e.type == "io.example.tagged" AND e.data.reader == "/readers/3" PROJECT INTO COUNT()`
 	before := metrics(t, inst)[counter]

@@ -65,14 +65,12 @@ type dataIndexPayload struct {
 	CreatedAt     time.Time `json:"createdAt"`
 }
 
-// payloadOf describes x on a store of events durable events: a building
-// index has keyed the events from its From on and those below its Next.
+// payloadOf describes x on a store of events durable events.
 func payloadOf(x *store.DataIndex, events uint64) dataIndexPayload {
 	p := dataIndexPayload{Name: x.Name, Path: x.Path, EventTypes: x.EventTypes, State: "ready",
-		IndexedEvents: events, Events: events, CreatedAt: x.CreatedAt}
+		IndexedEvents: x.IndexedEvents(events), Events: events, CreatedAt: x.CreatedAt}
 	if !x.Ready() {
 		p.State = "building"
-		p.IndexedEvents = events - min(events, x.From-x.Next)
 	}
 	return p
 }

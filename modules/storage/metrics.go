@@ -6,6 +6,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/eventstore-service/eventstore/modules/metrics"
+	"github.com/eventstore-service/eventstore/modules/store"
 )
 
 // syncBuckets are the buckets of the write and sync duration histograms.
@@ -17,6 +18,7 @@ type Metrics struct {
 	eventsWritten prometheus.Counter
 	writeDuration prometheus.Histogram
 	syncDuration  prometheus.Histogram
+	dataKeys      *prometheus.CounterVec
 }
 
 // NewMetrics registers the metrics fed by the writer on reg.
@@ -28,8 +30,40 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Name: "eventstore_write_duration_seconds", Help: "Time from queueing a write at the writer to its acknowledgement.", Buckets: syncBuckets}),
 		syncDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name: "eventstore_storage_sync_duration_seconds", Help: "Duration of each synced group commit.", Buckets: syncBuckets}),
+		dataKeys: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "eventstore_data_index_keys_total", Help: "Keys of data indexes this node committed, those of builds included."}, []string{"index"}),
 	}
-	return m, metrics.Register(reg, m.eventsWritten, m.writeDuration, m.syncDuration)
+	return m, metrics.Register(reg, m.eventsWritten, m.writeDuration, m.syncDuration, m.dataKeys)
+}
+
+// DataKeysWritten counts the keys of a data index a commit wrote.
+func (m *Metrics) DataKeysWritten(index string, keys int) {
+	m.dataKeys.WithLabelValues(index).Add(float64(keys))
+}
+
+// dataIndexBuilds is the gauge of the events each data index has keyed:
+// read from the store when scraped, one series per index.
+type dataIndexBuilds struct {
+	store *store.Store
+	desc  *prometheus.Desc
+}
+
+func (d dataIndexBuilds) Describe(ch chan<- *prometheus.Desc) { ch <- d.desc }
+
+func (d dataIndexBuilds) Collect(ch chan<- prometheus.Metric) {
+	all, events, err := d.store.DataIndexes()
+	if err != nil {
+		return
+	}
+	for _, x := range all {
+		ch <- prometheus.MustNewConstMetric(d.desc, prometheus.GaugeValue, float64(x.IndexedEvents(events)), x.Name)
+	}
+}
+
+// RegisterDataIndexGauge registers eventstore_data_index_build_events.
+func RegisterDataIndexGauge(reg prometheus.Registerer, s *store.Store) error {
+	return metrics.Register(reg, dataIndexBuilds{store: s, desc: prometheus.NewDesc("eventstore_data_index_build_events",
+		"Events each data index has keyed: while it builds, those below its build's progress and those written since it was registered.", []string{"index"}, nil)})
 }
 
 // RegisterGauges registers the gauges that read the store's figures when

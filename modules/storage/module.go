@@ -38,6 +38,7 @@ func Module(cfg config.Config) fx.Option {
 			fx.Annotate(announce, fx.ResultTags(`group:"announcements"`)),
 		),
 		fx.Invoke(func(reg prometheus.Registerer, s *store.Store) error { return RegisterGauges(reg, s) }),
+		fx.Invoke(RegisterDataIndexGauge),
 		lifecycle.Requires[*store.Store](),
 	)
 }

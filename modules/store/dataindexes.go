@@ -64,11 +64,48 @@ type DataIndex struct {
 // build is done.
 func (x *DataIndex) Ready() bool { return x.Next >= x.From }
 
+// IndexedEvents returns how many of the first events of a store the index
+// has keyed (those of other types count as keyed): all once it is ready;
+// while it builds, those below Next and those from From on.
+func (x *DataIndex) IndexedEvents(events uint64) uint64 {
+	if x.Ready() {
+		return events
+	}
+	return events - min(events, x.From-x.Next)
+}
+
 // Posting is a key of a data index that an event has (dataindex.Keys).
 type Posting struct {
 	Index uint64
 	Key   dataindex.Key
 	ID    uint64
+}
+
+// DataKeysRecorder is implemented by a Recorder that counts the keys of
+// data indexes the writer commits, by index name.
+type DataKeysRecorder interface {
+	DataKeysWritten(index string, keys int)
+}
+
+// recordKeys reports the keys of a committed group to the recorder, if it
+// counts them.
+func (s *Store) recordKeys(g *groupState) {
+	rec, ok := s.rec.(DataKeysRecorder)
+	if !ok || len(g.postings)+len(g.backfill) == 0 {
+		return
+	}
+	counts := map[uint64]int{}
+	for _, postings := range [][]Posting{g.postings, g.backfill} {
+		for _, p := range postings {
+			counts[p.Index]++
+		}
+	}
+	known := append(slices.Clone(g.indexes), s.dataIndexes.current().sorted...)
+	for id, n := range counts {
+		if i := slices.IndexFunc(known, func(x *DataIndex) bool { return x.ID == id }); i >= 0 {
+			rec.DataKeysWritten(known[i].Name, n)
+		}
+	}
 }
 
 // appendPostings appends the postings that the event id of eventType with

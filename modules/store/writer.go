@@ -404,6 +404,7 @@ func (s *Store) publish(g *groupState, start time.Time) {
 		// its own readers.
 		s.advance(g.written, len(g.written) > 0)
 		s.rec.Committed(len(g.written), done.Sub(start))
+		s.recordKeys(g)
 	}
 	for _, w := range g.accepted {
 		if w.Applied != nil {
