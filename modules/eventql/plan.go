@@ -436,10 +436,10 @@ func (p *plan) build(indexes []DataIndex, access bool) ([]Selection, []Expr) {
 // the two may narrow the keys of the values on which the returned one may
 // hold, its failures being read over every id. It marks every data
 // conjunct of the source that an index serves as an index conjunct in
-// isIndex. An index of some event types
-// serves a conjunct only where a type conjunct written before it allows
-// no type outside them: the events of other types, which the index does
-// not list, are dropped before the conjunct could fail on them.
+// isIndex. An index of some event types serves a conjunct only where a
+// type conjunct written before it allows no type outside them: the events
+// of other types, which the index does not list, are dropped before the
+// conjunct could fail on them.
 func (p *plan) dataIndexOf(slot int, indexes []DataIndex, isIndex map[Expr]bool) (Expr, DataIndex, int, int) {
 	var types [][]string // of each type conjunct of the source before the conjunct at hand
 	var first Expr
