@@ -22,13 +22,13 @@ type layer struct {
 var layers = []layer{
 	{
 		name:     "base",
-		packages: []string{"modules/layering", "modules/throttle"},
-		why:      "these rules and generic helpers: they import nothing of the project",
+		packages: []string{"modules/layering", "modules/throttle", "modules/names"},
+		why:      "these rules and generic helpers (the rule of names): they import nothing of the project",
 	},
 	{
 		name:     "record",
-		packages: []string{"modules/jsonscan", "modules/event", "modules/schema"},
-		why:      "the event record, its JSON and its schemas: the vocabulary every other package shares",
+		packages: []string{"modules/jsonscan", "modules/event", "modules/schema", "modules/dataindex"},
+		why:      "the event record, its JSON, its schemas and the keys of its data: the vocabulary every other package shares",
 	},
 	{
 		name:     "engine",
