@@ -236,14 +236,16 @@ func (s *Store) loadDataIndexes(b Reader) error {
 }
 
 // DataIndexes returns the registered data indexes by name, and the
-// number of durable events. On a shared backend it reads them as stored.
+// number of durable events. On a shared backend it reads them as stored
+// now; the writer's own set changes only as the writer commits and follows
+// the other nodes, never by a read, which may be older than a commit it
+// races with.
 func (s *Store) DataIndexes() ([]*DataIndex, uint64, error) {
-	if s.shared {
-		if err := s.loadDataIndexes(s.backend); err != nil {
-			return nil, 0, err
-		}
+	if !s.shared {
+		return s.dataIndexes.current().sorted, s.Durable(), nil
 	}
-	return s.dataIndexes.current().sorted, s.Durable(), nil
+	all, err := ReadDataIndexes(s.backend)
+	return all, s.Durable(), err
 }
 
 // DataIndexNamed returns the data index name, or ErrDataIndexNotFound.
