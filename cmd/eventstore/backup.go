@@ -27,6 +27,7 @@ func backupCommand() *cli.Command {
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "the backup file to write"},
 			&cli.BoolFlag{Name: "without-schemas", Usage: "leave the schemas out: event lines only (as the Merkle tool of the ecosystem reads them)"},
 			&cli.BoolFlag{Name: "with-subscriptions", Usage: "add the subscriptions with their positions (the ecosystem's tools reject such lines)"},
+			&cli.BoolFlag{Name: "with-data-indexes", Usage: "add the definitions of the data indexes, which a restore builds again (the ecosystem's tools reject such lines)"},
 		),
 		Action: runBackup,
 	}
@@ -48,7 +49,7 @@ func runBackup(c *cli.Context) error {
 		return usageError(err)
 	}
 	failed := func(err error) error { return cli.Exit("eventstore: backup: "+err.Error(), lifecycle.ExitFailure) }
-	body := fmt.Sprintf(`{"schemas":%t,"subscriptions":%t}`, !c.Bool("without-schemas"), c.Bool("with-subscriptions"))
+	body := fmt.Sprintf(`{"schemas":%t,"subscriptions":%t,"dataIndexes":%t}`, !c.Bool("without-schemas"), c.Bool("with-subscriptions"), c.Bool("with-data-indexes"))
 	start := time.Now()
 	resp, err := r.do(c.Context, http.MethodPost, "/api/v1/backup", strings.NewReader(body))
 	if err != nil {
@@ -90,21 +91,24 @@ func runBackup(c *cli.Context) error {
 	if err != nil {
 		return failed(err)
 	}
-	what := fmt.Sprintf("%d events and %d schemas", got.events, got.schemas)
+	what := []string{fmt.Sprintf("%d events", got.events), fmt.Sprintf("%d schemas", got.schemas)}
+	if c.Bool("with-data-indexes") {
+		what = append(what, fmt.Sprintf("%d data indexes", got.dataIndexes))
+	}
 	if c.Bool("with-subscriptions") {
-		what = fmt.Sprintf("%d events, %d schemas and %d subscriptions", got.events, got.schemas, got.subscriptions)
+		what = append(what, fmt.Sprintf("%d subscriptions", got.subscriptions))
 	}
 	fmt.Fprintf(c.App.Writer, "eventstore: backed up %s to %s in %s (head hash %s)\n",
-		what, output, time.Since(start).Round(time.Millisecond), headHash)
+		listed(what), output, time.Since(start).Round(time.Millisecond), headHash)
 	return nil
 }
 
 // backupCounts are what a backup stream held: its lines by type and the
 // last event's hash.
 type backupCounts struct {
-	events                 uint64
-	schemas, subscriptions int
-	lastHash               string
+	events                              uint64
+	schemas, dataIndexes, subscriptions int
+	lastHash                            string
 }
 
 // copyBackup copies the lines of a backup stream to w, counting them by
@@ -136,6 +140,8 @@ func copyBackup(w io.Writer, stream io.Reader, progress func(int64)) (got backup
 			got.schemas++
 		case bytes.HasPrefix(line, []byte(`{"type":"subscription"`)):
 			got.subscriptions++
+		case bytes.HasPrefix(line, []byte(`{"type":"dataIndex"`)):
+			got.dataIndexes++
 		default:
 			return got, fmt.Errorf("the service ended the backup with %s", bytes.TrimSpace(line))
 		}
@@ -153,4 +159,12 @@ func syncDir(dir string) error {
 	}
 	defer d.Close()
 	return d.Sync()
+}
+
+// listed joins items as a sentence does: "a, b and c".
+func listed(items []string) string {
+	if len(items) < 2 {
+		return strings.Join(items, "")
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
 }

@@ -90,12 +90,15 @@ func runRestore(c *cli.Context) error {
 	case err != nil:
 		return failed(err)
 	}
-	what := fmt.Sprintf("%d events and %d schemas", restored.Events, restored.Schemas)
+	what := []string{fmt.Sprintf("%d events", restored.Events), fmt.Sprintf("%d schemas", restored.Schemas)}
+	if restored.DataIndexes > 0 {
+		what = append(what, fmt.Sprintf("%d data indexes", restored.DataIndexes))
+	}
 	if restored.States > 0 {
-		what = fmt.Sprintf("%d events, %d schemas and %d subscriptions", restored.Events, restored.Schemas, restored.States)
+		what = append(what, fmt.Sprintf("%d subscriptions", restored.States))
 	}
 	fmt.Fprintf(c.App.Writer, "eventstore: restored %s in %s (head hash %s)\n",
-		what, time.Since(start).Round(time.Millisecond), restored.HeadHash)
+		listed(what), time.Since(start).Round(time.Millisecond), restored.HeadHash)
 	return nil
 }
 

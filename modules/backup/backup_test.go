@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/eventstore-service/eventstore/modules/backup"
+	"github.com/eventstore-service/eventstore/modules/dataindex"
 	"github.com/eventstore-service/eventstore/modules/event"
 	"github.com/eventstore-service/eventstore/modules/jsonscan"
 	"github.com/eventstore-service/eventstore/modules/store"
@@ -348,5 +349,58 @@ func TestBadSubscriptionLinesAreRefused(t *testing.T) {
 	}
 	if target.Durable() != 0 {
 		t.Fatal("a refused restore left events")
+	}
+}
+
+// TestDataIndexLines writes data index lines after the schemas, reads
+// them back into a restore that registers them built, and refuses bad ones
+// at their line.
+func TestDataIndexLines(t *testing.T) {
+	lines := backupLines(t, storeWithEvents(t))
+	def := dataindex.Definition{Name: "byN", Path: "/n", EventTypes: []string{"io.example.thing"}}
+	line := string(backup.AppendDataIndex(nil, def))
+	if want := `{"type":"dataIndex","payload":{"name":"byN","path":"/n","eventTypes":["io.example.thing"]}}` + "\n"; line != want {
+		t.Fatalf("data index line %s, want %s", line, want)
+	}
+	all := string(backup.AppendDataIndex(nil, dataindex.Definition{Name: "all", Path: "/n"}))
+	if want := `{"type":"dataIndex","payload":{"name":"all","path":"/n"}}` + "\n"; all != want {
+		t.Fatalf("data index line of all types %s, want %s", all, want)
+	}
+	with := append(append([]string(nil), lines...), line, all)
+	target := storetest.Start(t, storetest.PebbleAt(t.TempDir(), nil))
+	defer storetest.Close(t, target)
+	restored, err := restore.Into(context.Background(), target, backup.NewReader(strings.NewReader(strings.Join(with, "")), backup.Limits{MaxEventSize: 1 << 20, MaxSchemaSize: 1 << 20}), restore.Hooks{}, zap.NewNop())
+	if err != nil || restored.Events != 30 || restored.Schemas != 1 || restored.DataIndexes != 2 {
+		t.Fatalf("restored %+v: %v", restored, err)
+	}
+	indexes, _, err := target.DataIndexes()
+	if err != nil || len(indexes) != 2 || !indexes[1].Same(def) || !indexes[1].Ready() || indexes[0].EventTypes != nil {
+		t.Fatalf("restored indexes %+v: %v", indexes, err)
+	}
+
+	edit := func(old, new string) []string {
+		return append(append([]string(nil), lines...), strings.Replace(line, old, new, 1))
+	}
+	cases := []struct {
+		name   string
+		lines  []string
+		line   int
+		detail string
+	}{
+		{"an event after a data index", append(append(append([]string(nil), lines[:29]...), line), lines[29]), 31, "an event after the data indexes"},
+		{"a schema after a data index", append(append(append([]string(nil), lines[:30]...), line), lines[30]), 32, "a schema after the data indexes"},
+		{"an unknown member", edit(`"path"`, `"state":"ready","path"`), 32, "malformed data index line"},
+		{"an invalid path", edit(`"/n"`, `"n"`), 32, "invalid path 'n'"},
+		{"an invalid name", edit(`"byN"`, `"a/b"`), 32, "invalid name"},
+		{"an invalid event type", edit(`"io.example.thing"`, `"x y"`), 32, "invalid event type"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := readAll(strings.Join(tc.lines, ""))
+			var backupErr *restore.BackupError
+			if !errors.As(err, &backupErr) || backupErr.Line != tc.line || !strings.Contains(backupErr.Detail, tc.detail) {
+				t.Fatalf("error %v, want line %d: …%s…", err, tc.line, tc.detail)
+			}
+		})
 	}
 }

@@ -3,11 +3,13 @@ package backup
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"time"
 
+	"github.com/eventstore-service/eventstore/modules/dataindex"
 	"github.com/eventstore-service/eventstore/modules/event"
 	"github.com/eventstore-service/eventstore/modules/jsonscan"
 	"github.com/eventstore-service/eventstore/modules/store"
@@ -58,6 +60,7 @@ type Reader struct {
 	prevTime     string
 	schemas      bool // a schema line was read: no event may follow
 	subs         int  // subscription lines read: no event or schema may follow one
+	indexes      bool // a data index line was read: no event or schema may follow
 	maxSubs      int
 	buf          []byte
 	record       []byte // the record of the last event, reused
@@ -140,7 +143,7 @@ func (r *Reader) parse(line []byte) (restore.Item, error) {
 			lineType = append(lineType[:0], t...)
 			return err
 		case "payload":
-			if string(lineType) == "event" && !r.schemas && r.subs == 0 {
+			if string(lineType) == "event" && !r.schemas && !r.indexes && r.subs == 0 {
 				f, eventErr = r.fields()
 				if eventErr != nil {
 					return errStop
@@ -168,6 +171,9 @@ func (r *Reader) parse(line []byte) (restore.Item, error) {
 		if r.subs > 0 {
 			return restore.Item{}, errors.New("an event after the subscriptions")
 		}
+		if r.indexes {
+			return restore.Item{}, errors.New("an event after the data indexes")
+		}
 		if r.schemas {
 			return restore.Item{}, errors.New("an event after the schemas")
 		}
@@ -183,6 +189,9 @@ func (r *Reader) parse(line []byte) (restore.Item, error) {
 		if r.subs > 0 {
 			return restore.Item{}, errors.New("a schema after the subscriptions")
 		}
+		if r.indexes {
+			return restore.Item{}, errors.New("a schema after the data indexes")
+		}
 		r.schemas = true
 		sw, err := r.schema(payload)
 		return restore.Item{Schema: sw}, err
@@ -192,6 +201,10 @@ func (r *Reader) parse(line []byte) (restore.Item, error) {
 		}
 		state, err := subscriptions.FromBackup(payload, r.next, time.Now())
 		return restore.Item{State: state}, err
+	case "dataIndex":
+		r.indexes = true
+		d, err := dataIndex(payload)
+		return restore.Item{DataIndex: d}, err
 	case "error":
 		return restore.Item{}, fmt.Errorf("an error line: the backup ended with an error: %s", payload)
 	}
@@ -230,4 +243,19 @@ func (r *Reader) schema(payload []byte) (*store.SchemaWritten, error) {
 		return nil, fmt.Errorf("the schema of %s is not a JSON object", sw.Type)
 	}
 	return &sw, nil
+}
+
+// dataIndex reads the payload of a data index line: a definition as
+// register-data-index takes it.
+func dataIndex(payload []byte) (*dataindex.Definition, error) {
+	var d dataindex.Definition
+	dec := json.NewDecoder(bytes.NewReader(payload))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&d); err != nil {
+		return nil, fmt.Errorf("malformed data index line: %w", err)
+	}
+	if err := d.Validate(); err != nil {
+		return nil, fmt.Errorf("data index %s: %w", event.Quote(d.Name), err)
+	}
+	return &d, nil
 }

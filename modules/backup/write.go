@@ -1,6 +1,9 @@
 package backup
 
 import (
+	"encoding/json"
+
+	"github.com/eventstore-service/eventstore/modules/dataindex"
 	"github.com/eventstore-service/eventstore/modules/event"
 	"github.com/eventstore-service/eventstore/modules/jsonscan"
 )
@@ -50,4 +53,16 @@ func AppendSchema(dst []byte, eventType string, raw []byte) []byte {
 	dst = append(dst, `,"schema":`...)
 	dst = append(dst, raw...)
 	return append(dst, '}', '}', '\n')
+}
+
+// AppendDataIndex appends the backup line of a data index's definition,
+// with its newline: {"type":"dataIndex","payload":{"name":…,"path":…[,"eventTypes":[…]]}}.
+func AppendDataIndex(dst []byte, d dataindex.Definition) []byte {
+	payload, err := json.Marshal(d)
+	if err != nil {
+		panic(err) // strings only
+	}
+	dst = append(dst, `{"type":"dataIndex","payload":`...)
+	dst = append(dst, payload...)
+	return append(dst, '}', '\n')
 }

@@ -29,7 +29,9 @@ const (
 // backupEvents is POST /api/v1/backup: a consistent snapshot as NDJSON,
 // every event durable when the request arrived, then (unless the body says
 // "schemas":false) every schema registered then, then (if it says
-// "subscriptions":true) every subscription with its positions then. The
+// "dataIndexes":true) the definition of every data index registered then,
+// then (if it says "subscriptions":true) every subscription with its
+// positions then. The
 // headers tell how many event lines follow and the hash of the last, so
 // that a client can tell a complete backup from a cut one. Writes go on
 // meanwhile.
@@ -42,6 +44,7 @@ func (a *API) backupEvents(w http.ResponseWriter, r *http.Request) {
 	var opts struct {
 		Schemas       *bool `json:"schemas"`
 		Subscriptions bool  `json:"subscriptions"`
+		DataIndexes   bool  `json:"dataIndexes"`
 	}
 	if err := httpkit.DecodeJSON(body, &opts); err != nil {
 		httpkit.WriteError(w, err)
@@ -77,6 +80,13 @@ func (a *API) backupEvents(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	var indexes []*store.DataIndex // as they are now
+	if opts.DataIndexes {
+		if indexes, _, err = a.store.DataIndexes(); err != nil {
+			httpkit.WriteError(w, a.ReadError(err))
+			return
+		}
+	}
 	_, span := a.tracer.Start(r.Context(), "eventstore.backup", trace.WithAttributes(attribute.Int64("eventstore.backup.events", int64(n))))
 	defer span.End()
 	stream := a.startStream(w, r)
@@ -107,6 +117,11 @@ func (a *API) backupEvents(w http.ResponseWriter, r *http.Request) {
 				if err := put(0, backup.AppendSchema(line[:0], sw.Type, sw.Raw)); err != nil {
 					return err
 				}
+			}
+		}
+		for _, x := range indexes {
+			if err := put(0, backup.AppendDataIndex(line[:0], x.Definition)); err != nil {
+				return err
 			}
 		}
 		for _, info := range subs {

@@ -107,7 +107,7 @@ func (s *Store) buildChunkOf(ctx context.Context, known *DataIndex) error {
 		return nil
 	}
 	to := min(x.Next+buildChunk, x.From)
-	backfill, err := s.keysOf(x, x.Next, to)
+	backfill, err := x.Postings(s.backend, x.Next, to)
 	if err != nil {
 		return err
 	}
@@ -125,27 +125,28 @@ func (s *Store) buildChunkOf(ctx context.Context, known *DataIndex) error {
 	return err
 }
 
-// keysOf returns the postings of x for the events from..to-1.
-func (s *Store) keysOf(x *DataIndex, from, to uint64) ([]Posting, error) {
+// Postings returns the postings of x for the events from..to-1 of r, in
+// id order: what a build of them commits (Batch.Backfill).
+func (x *DataIndex) Postings(r Reader, from, to uint64) ([]Posting, error) {
 	if from >= to {
 		return nil, nil
 	}
 	var out []Posting
 	var keys []dataindex.Key
 	sc := jsonscan.New(nil)
-	it := s.backend.Scan(Scan{From: from, To: to - 1})
+	it := r.Scan(Scan{From: from, To: to - 1})
 	for it.Next() {
-		r := it.Record()
-		m, err := r.Split(sc)
+		rec := it.Record()
+		m, err := rec.Split(sc)
 		var eventType string
 		if err == nil {
 			eventType, err = m.Text(event.MemberType, sc)
 		}
 		if err != nil {
 			it.Close()
-			return nil, fmt.Errorf("data index %s: event %d: %w", x.Name, r.ID, err)
+			return nil, fmt.Errorf("data index %s: event %d: %w", x.Name, rec.ID, err)
 		}
-		out, keys = appendPostings(out, x, r.ID, eventType, m[event.MemberData], keys)
+		out, keys = appendPostings(out, x, rec.ID, eventType, m[event.MemberData], keys)
 	}
 	return out, it.Close()
 }

@@ -205,6 +205,35 @@ func ReadDataIndexes(r Reader) ([]*DataIndex, error) {
 	return out, nil
 }
 
+// NewDataIndex returns a new index of d, created at now, with an id of its
+// own; From and Next are the registrant's to set. It fails if d's path is
+// not a valid one.
+func NewDataIndex(d dataindex.Definition, now time.Time) (*DataIndex, error) {
+	tokens, err := dataindex.Tokens(d.Path)
+	if err != nil {
+		return nil, err
+	}
+	var id [8]byte
+	if _, err := rand.Read(id[:]); err != nil {
+		return nil, fmt.Errorf("data index %s: draw its id: %w", d.Name, err)
+	}
+	return &DataIndex{Definition: d, ID: binary.BigEndian.Uint64(id[:]) | 1, CreatedAt: now.UTC(), tokens: tokens}, nil // never 0, no index
+}
+
+// StateRecord returns the record of x in DataIndexSpace, its version
+// unset.
+func (x *DataIndex) StateRecord() (StateRecord, error) {
+	value, err := json.Marshal(x)
+	if err != nil {
+		return StateRecord{}, fmt.Errorf("data index %s: %w", x.Name, err)
+	}
+	return StateRecord{Space: DataIndexSpace, Key: x.Name, Value: value}, nil
+}
+
+// DataIndexLimit returns how many data indexes may be registered
+// (Memory.MaxDataIndexes).
+func (s *Store) DataIndexLimit() int { return s.dataIndexes.limit }
+
 // Keyed reports whether x keys event id: the writer keys those from From
 // on, the build those below Next.
 func (x *DataIndex) Keyed(id uint64) bool { return id >= x.From || id < x.Next }
@@ -279,7 +308,7 @@ func (s *Store) registerDataIndex(ctx context.Context, d dataindex.Definition, a
 	if err := s.refusal(Request{}); err != nil {
 		return nil, err
 	}
-	tokens, err := dataindex.Tokens(d.Path)
+	x, err := NewDataIndex(d, s.now())
 	if err != nil {
 		return nil, err
 	}
@@ -289,11 +318,6 @@ func (s *Store) registerDataIndex(ctx context.Context, d dataindex.Definition, a
 		}
 		return old, nil
 	}
-	var id [8]byte
-	if _, err := rand.Read(id[:]); err != nil {
-		return nil, fmt.Errorf("data index %s: draw its id: %w", d.Name, err)
-	}
-	x := &DataIndex{Definition: d, ID: binary.BigEndian.Uint64(id[:]) | 1, CreatedAt: s.now().UTC(), tokens: tokens} // never 0, no index
 	changes := []Change{{Space: DataIndexSpace, Key: d.Name, Expect: 0}}
 	_, err = s.Commit(ctx, Request{
 		Changes: changes,
@@ -305,11 +329,11 @@ func (s *Store) registerDataIndex(ctx context.Context, d dataindex.Definition, a
 			// after it, are the writer's to key; those before, the build's.
 			x.From = g.Committed() + uint64(len(g.Written()))
 			x.Next = 0
-			value, err := json.Marshal(x)
+			r, err := x.StateRecord()
 			if err != nil {
 				return newFailureError(err)
 			}
-			changes[0].Value = value
+			changes[0].Value = r.Value
 			g.g.indexes = append(slices.Clip(g.g.indexes), x)
 			return nil
 		},

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"go.uber.org/zap"
 
+	"github.com/eventstore-service/eventstore/modules/dataindex"
 	"github.com/eventstore-service/eventstore/modules/event"
 	"github.com/eventstore-service/eventstore/modules/schema"
 	"github.com/eventstore-service/eventstore/modules/store"
@@ -34,12 +36,14 @@ type BackupError struct {
 func (e *BackupError) Error() string { return fmt.Sprintf("line %d: %s", e.Line, e.Detail) }
 
 // Item is one line of a backup: a verified event (its record as the store
-// keeps it, with its subject and type), a schema, or the feature state of
-// another kind of line (a subscription's), restored as it is.
+// keeps it, with its subject and type), a schema, a data index's
+// definition (validated), or the feature state of another kind of line (a
+// subscription's), restored as it is.
 type Item struct {
-	Line   int
-	Event  *store.Written
-	Schema *store.SchemaWritten
+	Line      int
+	Event     *store.Written
+	Schema    *store.SchemaWritten
+	DataIndex *dataindex.Definition
 	// State are records of feature state, their versions unset; they
 	// follow the events and are committed with the schemas.
 	State []store.StateRecord
@@ -58,6 +62,8 @@ type Restored struct {
 	HeadHash string
 	// States counts the items that held State (subscription lines).
 	States int
+	// DataIndexes counts the data indexes registered and built.
+	DataIndexes int
 }
 
 // Hooks are called as a restore goes on; nil ones are not.
@@ -77,14 +83,16 @@ type job struct {
 	hooks    Hooks
 	log      *zap.Logger
 	limit    int // of schemas
+	indexes  int // the limit of data indexes
+	now      func() time.Time
 	backend  store.Backend
 	head     store.Head // what the backend holds so far
 	restored Restored
 }
 
-// Into writes the events, schemas and feature state of src into the
-// empty store s, all or nothing, and makes them visible at once when all
-// are in. The events are taken as src verified them (ids from 0, links, hashes, times); the
+// Into writes the events, schemas, data indexes and feature state of src
+// into the empty store s, all or nothing, and makes them visible at once
+// when all are in: the data indexes built, ready to serve. The events are taken as src verified them (ids from 0, links, hashes, times); the
 // restore checks that ids and links continue, that every restored event
 // of a type with a schema matches it, and that the schemas are within the
 // store's limit. Writes wait meanwhile (store.Exclusive).
@@ -97,7 +105,7 @@ type job struct {
 // hooks.Begin or of src, ctx's error or a storage failure; after any
 // failure the store is empty.
 func Into(ctx context.Context, s *store.Store, src Source, hooks Hooks, log *zap.Logger) (Restored, error) {
-	j := &job{ctx: ctx, src: src, hooks: hooks, log: log, limit: s.SchemaLimit()}
+	j := &job{ctx: ctx, src: src, hooks: hooks, log: log, limit: s.SchemaLimit(), indexes: s.DataIndexLimit(), now: time.Now}
 	err := s.Exclusive(ctx, func(b store.Backend, head store.Head) error {
 		j.backend, j.head = b, head
 		return j.run()
@@ -156,12 +164,15 @@ func (j *job) write() error {
 	if err := j.checkSchemas(p); err != nil {
 		return err
 	}
+	if err := j.buildIndexes(p); err != nil {
+		return err
+	}
 	if err := j.commitState(p); err != nil {
 		return err
 	}
-	j.restored.Events, j.restored.Schemas = p.head.Count, len(p.schemas)
+	j.restored.Events, j.restored.Schemas, j.restored.DataIndexes = p.head.Count, len(p.schemas), len(p.indexes)
 	j.progress(p.head.Count)
-	j.log.Info("restored a backup", zap.Uint64("events", p.head.Count), zap.Int("schemas", len(p.schemas)))
+	j.log.Info("restored a backup", zap.Uint64("events", p.head.Count), zap.Int("schemas", len(p.schemas)), zap.Int("dataIndexes", len(p.indexes)))
 	return nil
 }
 

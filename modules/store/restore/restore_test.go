@@ -7,12 +7,14 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"go.uber.org/zap"
 
+	"github.com/eventstore-service/eventstore/modules/dataindex"
 	"github.com/eventstore-service/eventstore/modules/event"
 	"github.com/eventstore-service/eventstore/modules/schema"
 	"github.com/eventstore-service/eventstore/modules/store"
@@ -233,6 +235,90 @@ func TestRestoreBeyondTheSchemaLimit(t *testing.T) {
 		}
 		if err := target.RegisterSchema(context.Background(), "io.example.numbered-2", sch); !errors.Is(err, store.ErrTooManySchemas) {
 			t.Fatalf("registration after a restore up to the limit: %v", err)
+		}
+	})
+}
+
+// TestRestoreBuildsDataIndexes restores a backup with data index lines
+// across several batches of events: the indexes are registered ready,
+// their keys those of the events (verify checks each against them), and
+// the writer keys what follows. Two lines of a name, or more than the
+// limit, refuse the backup at their line.
+func TestRestoreBuildsDataIndexes(t *testing.T) {
+	storetest.Each(t, &pg, func(t *testing.T, b storetest.Backend) {
+		const events = 25_000 // three batches of a restore
+		source := storetest.Start(t, b.New(t))
+		for i := 0; i < events; i += 1000 {
+			var batch []event.Candidate
+			for j := i; j < i+1000; j++ {
+				data := fmt.Sprintf(`{"who":"/r/%d","tags":["t%d"]}`, j%10, j%3)
+				batch = append(batch, candidate(fmt.Sprintf("/s/%d", j%50), fmt.Sprintf("io.x.kind-%d", j%2), data))
+			}
+			write(t, source, batch...)
+		}
+		items := backupOf(t, source, "")
+		byWho := dataindex.Definition{Name: "byWho", Path: "/who"}
+		byTag := dataindex.Definition{Name: "byTag", Path: "/tags", EventTypes: []string{"io.x.kind-1"}}
+		withIndexes := append(slices.Clip(items), restore.Item{Line: events + 1, DataIndex: &byWho}, restore.Item{Line: events + 2, DataIndex: &byTag})
+
+		// Refused: a name twice, and more indexes than the limit.
+		var backupErr *restore.BackupError
+		target := storetest.StartWith(t, b.New(t), store.Memory{MaxDataIndexes: 1})
+		twice := append(slices.Clip(items), restore.Item{Line: events + 1, DataIndex: &byWho}, restore.Item{Line: events + 2, DataIndex: &byWho})
+		if _, err := restore.Into(context.Background(), target, &itemSource{items: twice}, restore.Hooks{}, zap.NewNop()); !errors.As(err, &backupErr) || backupErr.Line != events+2 || !strings.Contains(backupErr.Detail, "appears twice") {
+			t.Fatalf("restore of an index named twice: %v", err)
+		}
+		if _, err := restore.Into(context.Background(), target, &itemSource{items: withIndexes}, restore.Hooks{}, zap.NewNop()); !errors.As(err, &backupErr) || backupErr.Line != events+2 || backupErr.Detail != store.ErrTooManyDataIndexes.Error() {
+			t.Fatalf("restore of 2 indexes at a limit of 1: %v", err)
+		}
+		if indexes, _, err := target.DataIndexes(); err != nil || len(indexes) != 0 || target.Durable() != 0 {
+			t.Fatalf("after refused restores: %d events, indexes %v (%v)", target.Durable(), indexes, err)
+		}
+
+		open := b.New(t)
+		target = storetest.Start(t, open)
+		restored, err := restore.Into(context.Background(), target, &itemSource{items: withIndexes}, restore.Hooks{}, zap.NewNop())
+		if err != nil || restored.DataIndexes != 2 || restored.Events != events {
+			t.Fatalf("restore with data indexes: %+v, %v", restored, err)
+		}
+		indexes, _, err := target.DataIndexes()
+		if err != nil || len(indexes) != 2 {
+			t.Fatalf("restored indexes %v (%v)", indexes, err)
+		}
+		for _, x := range indexes {
+			if !x.Ready() || x.From != events {
+				t.Fatalf("restored index %+v is not ready from the restored events on", x)
+			}
+		}
+		tag := indexes[0] // byTag, by name
+		count := func() int {
+			t.Helper()
+			n := 0
+			it := target.Scan(store.Scan{DataIndex: tag.ID, DataKeys: []dataindex.Lookup{{Key: dataindex.String("t1"), From: 0, To: math.MaxUint64}}, From: 0, To: math.MaxUint64})
+			for it.Next() {
+				n++
+			}
+			if err := it.Close(); err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+		keyed := (events + 4) / 6 // kind-1 and t1: j ≡ 1 mod 6
+		if got, want := count(), keyed; got != want {
+			t.Fatalf("%d events keyed t1 by %s, want %d", got, tag.Name, want)
+		}
+		write(t, target, candidate("/after", "io.x.kind-1", `{"tags":["t1"]}`))
+		if got, want := count(), keyed+1; got != want {
+			t.Fatalf("after a write: %d events keyed t1, want %d", got, want)
+		}
+		storetest.Close(t, target)
+		backend, err := open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer backend.Close()
+		if n, err := storetest.Verify(context.Background(), backend); err != nil || n != events+1 {
+			t.Fatalf("verify after the restore: %d events, %v", n, err)
 		}
 	})
 }

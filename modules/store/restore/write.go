@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/eventstore-service/eventstore/modules/event"
 	"github.com/eventstore-service/eventstore/modules/store"
 )
 
@@ -18,6 +19,7 @@ type pending struct {
 	buf     []byte // the bytes of batch's records
 	schemas []store.SchemaWritten
 	lines   []int // of schemas
+	indexes []*store.DataIndex
 	state   []store.StateRecord
 	keys    map[[2]string]bool // of state
 }
@@ -43,9 +45,12 @@ func (j *job) readItems(p *pending) error {
 }
 
 // take takes in one item where the backup's order allows it: the events
-// first, then the schemas, then the state lines (schemas may follow those
-// too).
+// first, then the schemas, then the data index and state lines (schemas
+// may follow those too).
 func (j *job) take(p *pending, item Item) error {
+	if item.DataIndex != nil {
+		return j.addIndex(p, item)
+	}
 	if item.State != nil {
 		if err := p.addState(item); err != nil {
 			return err
@@ -53,7 +58,7 @@ func (j *job) take(p *pending, item Item) error {
 		j.restored.States++
 		return nil
 	}
-	if len(p.state) > 0 && item.Event != nil {
+	if len(p.state)+len(p.indexes) > 0 && item.Event != nil {
 		return &BackupError{Line: item.Line, Detail: "an event after the state lines"}
 	}
 	if item.Schema != nil {
@@ -75,6 +80,26 @@ func (p *pending) addState(item Item) error {
 		p.keys[[2]string{r.Space, r.Key}] = true
 	}
 	p.state = append(p.state, item.State...)
+	return nil
+}
+
+// addIndex keeps the data index of item, within the store's limit; a name
+// may appear only once in a backup.
+func (j *job) addIndex(p *pending, item Item) error {
+	d := *item.DataIndex
+	for _, x := range p.indexes {
+		if x.Name == d.Name {
+			return &BackupError{Line: item.Line, Detail: fmt.Sprintf("data index %s appears twice", event.Quote(d.Name))}
+		}
+	}
+	if len(p.indexes) >= j.indexes {
+		return &BackupError{Line: item.Line, Detail: store.ErrTooManyDataIndexes.Error()}
+	}
+	x, err := store.NewDataIndex(d, j.now())
+	if err != nil {
+		return &BackupError{Line: item.Line, Detail: fmt.Sprintf("data index %s: %v", event.Quote(d.Name), err)}
+	}
+	p.indexes = append(p.indexes, x)
 	return nil
 }
 
@@ -145,13 +170,39 @@ func (j *job) checkSchemas(p *pending) error {
 	return nil
 }
 
-// commitState commits the schemas and then the feature state, each record
-// at the next state version, in the last commit, which clears the
-// Restoring mark.
+// buildIndexes keys the restored events for each data index, a batch of
+// events a commit, still marked Restoring; the indexes are ready when
+// their records are committed (commitState), keying what follows.
+func (j *job) buildIndexes(p *pending) error {
+	for _, x := range p.indexes {
+		for from := uint64(0); from < p.head.Count; from += batchEvents {
+			postings, err := x.Postings(j.backend, from, min(from+batchEvents, p.head.Count))
+			if err != nil {
+				return err
+			}
+			if err := j.ctx.Err(); err != nil {
+				return err
+			}
+			if len(postings) == 0 {
+				continue
+			}
+			p.head.Commits++
+			if err := j.commit(store.Batch{Backfill: postings, Head: p.head}); err != nil {
+				return err
+			}
+		}
+		x.From, x.Next = p.head.Count, p.head.Count
+	}
+	return nil
+}
+
+// commitState commits the schemas, the data indexes and then the feature
+// state, each record at the next state version, in the last commit, which
+// clears the Restoring mark.
 func (j *job) commitState(p *pending) error {
 	p.head.Restoring = false
 	p.head.Commits++
-	records := make([]store.StateRecord, 0, len(p.schemas)+len(p.state))
+	records := make([]store.StateRecord, 0, len(p.schemas)+len(p.indexes)+len(p.state))
 	add := func(r store.StateRecord) {
 		p.head.States++
 		r.Version = p.head.States
@@ -159,6 +210,13 @@ func (j *job) commitState(p *pending) error {
 	}
 	for _, sw := range p.schemas {
 		add(store.StateRecord{Space: store.SchemaSpace, Key: sw.Type, Value: sw.Raw})
+	}
+	for _, x := range p.indexes {
+		r, err := x.StateRecord()
+		if err != nil {
+			return err
+		}
+		add(r)
 	}
 	for _, r := range p.state {
 		add(r)
