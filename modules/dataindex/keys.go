@@ -26,6 +26,9 @@ const (
 	ObjectKind Key = "ko"
 )
 
+// IsKind reports whether k is one of the kind keys.
+func (k Key) IsKind() bool { return len(k) == 2 && k[0] == 'k' }
+
 // MaxExactInt bounds the numbers that give keys by value beyond INTs: a
 // FLOAT64 is equal to an INT of at most 2^53 either way only if it is
 // integral and the same number, so an integral FLOAT64 within it is keyed

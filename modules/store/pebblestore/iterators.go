@@ -32,9 +32,19 @@ func (b *Backend) Scan(s store.Scan) store.RecordIterator {
 		for _, l := range s.DataKeys {
 			ranged := s
 			ranged.From, ranged.To = max(s.From, l.From), min(s.To, l.To)
-			if ranged.From <= ranged.To {
-				ids = append(ids, b.index(dataPrefix(nil, s.DataIndex, l.Key), ranged))
+			if ranged.From > ranged.To {
+				continue
 			}
+			if l.Key.IsKind() {
+				held, err := b.kinds.holds(b.db, s.DataIndex, l.Key)
+				if err != nil {
+					return &failedIterator{err: errors.Join(err, closeAll(ids))}
+				}
+				if !held {
+					continue
+				}
+			}
+			ids = append(ids, b.index(dataPrefix(nil, s.DataIndex, l.Key), ranged))
 		}
 		if len(ids) == 0 {
 			return &failedIterator{}

@@ -55,6 +55,7 @@ type Backend struct {
 	batchPostings *postings   // the postings of a commit, reused; writer goroutine only
 	head          *store.Head // the last committed head, once known; writer goroutine only
 	format        Format      // the format version of the store: FormatVersion, or older read-only
+	kinds         *kindKeys   // which kind keys of the data indexes hold postings
 }
 
 var _ store.Backend = (*Backend)(nil)
@@ -106,7 +107,7 @@ func Open(dir string, log *zap.Logger, opts Options) (*Backend, error) {
 		}
 		return nil, fmt.Errorf("open pebble store in %s: %w", dir, err)
 	}
-	b := &Backend{db: db, batchPostings: newPostings(), format: FormatVersion}
+	b := &Backend{db: db, batchPostings: newPostings(), format: FormatVersion, kinds: newKindKeys()}
 	if opts.ReadOnly {
 		b.format = opts.Format
 	}
@@ -153,6 +154,7 @@ func (b *Backend) Reset() error {
 	err := guarded(func() error {
 		return b.db.DeleteRange([]byte{0}, []byte{0xff}, pebble.Sync)
 	})
+	b.kinds.forget(nil)
 	b.head = nil
 	return err
 }
@@ -268,6 +270,7 @@ func (b *Backend) commit(sb store.Batch) error {
 	// The postings of the records, and apart from them (a posting's ids
 	// lie below the next one's first) those a build adds below.
 	for _, postings := range [][]store.Posting{sb.Postings, sb.Backfill} {
+		b.kinds.mark(postings)
 		for _, p := range postings {
 			index.add(dataPrefix(k[:0], p.Index, p.Key), p.ID)
 		}
@@ -302,7 +305,13 @@ func (b *Backend) commit(sb store.Batch) error {
 	if err != nil {
 		return err
 	}
-	return batch.Commit(pebble.Sync)
+	if err := batch.Commit(pebble.Sync); err != nil {
+		return err
+	}
+	if len(sb.Dropped) > 0 {
+		b.kinds.forget(sb.Dropped)
+	}
+	return nil
 }
 
 // Record returns the record with id.
