@@ -253,3 +253,56 @@ func TestPreconditionReadingManyEventsWarns(t *testing.T) {
 		t.Fatalf("%d warnings for one shape within a minute", n)
 	}
 }
+
+// TestDataIndexBuildHandedOver registers a data index through one of
+// three PostgreSQL-mode nodes on a store of 100,000 events and kills that
+// node with SIGKILL while the build runs: the other nodes finish it,
+// verify-store finds every key the events need and no other, and the index
+// answers as a scan does.
+func TestDataIndexBuildHandedOver(t *testing.T) {
+	args := harness.Postgres(pg.Database(t))
+	nodes := harness.StartCluster(t, bin, 3, args...).Nodes()
+	for i := 0; i < 100_000; i += 10_000 {
+		mustWrite(t, nodes[i/10_000%3], taggedEvents(i, 10_000))
+	}
+	// The kill must cut the build: a build done before it is removed and
+	// registered again, at most five times.
+	for attempt := 1; ; attempt++ {
+		starter := nodes[0]
+		if r := starter.Do("POST", "/api/v1/register-data-index", harness.Token, `{"name":"tags","path":"/tags"}`); r.StatusCode != 200 {
+			t.Fatalf("register: %d %s", r.StatusCode, r.Body)
+		}
+		waitUntil(t, 30*time.Second, func() bool { return dataIndexes(t, starter)["tags"].IndexedEvents > 0 })
+		starter.Signal(syscall.SIGKILL)
+		starter.Wait(10 * time.Second)
+		cut := dataIndexes(t, nodes[1])["tags"]
+		t.Logf("attempt %d: the node that registered the index killed with %d of %d events indexed", attempt, cut.IndexedEvents, cut.Events)
+		if cut.State == "building" {
+			waitUntil(t, 60*time.Second, func() bool {
+				x := dataIndexes(t, nodes[1])["tags"]
+				if x.IndexedEvents < cut.IndexedEvents {
+					t.Fatalf("the build went back from %d to %d events", cut.IndexedEvents, x.IndexedEvents)
+				}
+				return x.State == "ready"
+			})
+			break
+		}
+		if attempt == 5 {
+			t.Fatal("five builds were done before the kill")
+		}
+		if r := nodes[1].Do("POST", "/api/v1/remove-data-index", harness.Token, `{"name":"tags"}`); r.StatusCode != 200 {
+			t.Fatalf("remove: %d %s", r.StatusCode, r.Body)
+		}
+		nodes[0] = harness.Start(t, bin, args...)
+	}
+	lines := stream(t, nodes[1], "/api/v1/verify-store", `{}`)
+	if last := lines[len(lines)-1]; last.Type != "verification" || !strings.Contains(string(last.Payload), `"verified":true`) {
+		t.Fatalf("verify-store after the kill: %s %s", last.Type, last.Payload)
+	}
+	for _, node := range nodes[1:] {
+		res := runQuery(t, node, `FROM e IN events WHERE e.data.tags CONTAINS "t7" PROJECT INTO COUNT()`)
+		if res.status != 200 || len(res.rows) != 1 || res.rows[0] != float64(10_000) {
+			t.Fatalf("events tagged t7: %+v", res)
+		}
+	}
+}
