@@ -112,7 +112,7 @@ var casModel = porcupine.Model{
 		}
 		return fmt.Sprintf("%s -> %d..%d", describeInput(in), out.First, out.Last)
 	},
-	DescribeState: func(state any) string { return "latest " + idText(state.(int64)) },
+	DescribeState: func(state any) string { return "latest id is " + idText(state.(int64)) },
 }
 
 func describeInput(in casInput) string {
@@ -138,35 +138,42 @@ const linearizabilityTimeout = 30 * time.Second
 // first subjects whose history is not, where the model got stuck, and names
 // the visualization it wrote into artifacts().
 func linearizabilityReport(history []porcupine.Operation, artifacts func() string) string {
-	res, info := porcupine.CheckOperationsVerbose(casModel, history, linearizabilityTimeout)
+	return modelReport(casModel, "subjects", func(op porcupine.Operation) string { return op.Input.(casInput).Subject }, history, artifacts)
+}
+
+// modelReport checks history against model, whose partitions part names
+// (of what): "" if it is linearizable, else what linearizabilityReport
+// says.
+func modelReport(model porcupine.Model, of string, part func(porcupine.Operation) string, history []porcupine.Operation, artifacts func() string) string {
+	res, info := porcupine.CheckOperationsVerbose(model, history, linearizabilityTimeout)
 	if res == porcupine.Ok {
 		return ""
 	}
 	path := filepath.Join(artifacts(), "linearizability.html")
-	if err := porcupine.VisualizePath(casModel, info, path); err != nil {
+	if err := porcupine.VisualizePath(model, info, path); err != nil {
 		path += " (not written: " + err.Error() + ")"
 	}
 	if res != porcupine.Illegal {
 		return fmt.Sprintf("checker could not decide within %s whether %d operations are linearizable (%s); visualization: %s", linearizabilityTimeout, len(history), res, path)
 	}
-	parts := casModel.Partition(history)
+	parts := model.Partition(history)
 	var bad []string
 	for p, partials := range info.PartialLinearizationsOperations() {
-		if msg := explainPartition(parts[p], partials); msg != "" {
+		if msg := explainPartition(model, part, parts[p], partials); msg != "" {
 			bad = append(bad, msg)
 		}
 	}
 	if len(bad) > 3 {
-		bad = append(bad[:3], fmt.Sprintf("and %d more subjects", len(bad)-3))
+		bad = append(bad[:3], fmt.Sprintf("and %d more %s", len(bad)-3, of))
 	}
-	return fmt.Sprintf("%d operations are not linearizable: on some subjects no order of the operations that respects real time is a sequence of compare-and-set steps on the subject's latest event id. %s. Visualization: %s",
-		len(history), strings.Join(bad, "; "), path)
+	return fmt.Sprintf("%d operations are not linearizable: on some %s no order of the operations that respects real time is a sequence of the model's steps. %s. Visualization: %s",
+		len(history), of, strings.Join(bad, "; "), path)
 }
 
 // explainPartition returns "" if the longest legal order porcupine found
 // covers all ops of one subject, else where the model got stuck: the state
 // after that order and the earliest-returning operation left out of it.
-func explainPartition(ops []porcupine.Operation, partials [][]porcupine.Operation) string {
+func explainPartition(model porcupine.Model, part func(porcupine.Operation) string, ops []porcupine.Operation, partials [][]porcupine.Operation) string {
 	var longest []porcupine.Operation
 	for _, l := range partials {
 		if len(l) > len(longest) {
@@ -180,9 +187,9 @@ func explainPartition(ops []porcupine.Operation, partials [][]porcupine.Operatio
 		client int
 		call   int64
 	}
-	state, placed := casModel.Init(), map[key]bool{}
+	state, placed := model.Init(), map[key]bool{}
 	for _, op := range longest {
-		_, state = casModel.Step(state, op.Input, op.Output)
+		_, state = model.Step(state, op.Input, op.Output)
 		placed[key{op.ClientId, op.Call}] = true
 	}
 	var next porcupine.Operation
@@ -191,9 +198,9 @@ func explainPartition(ops []porcupine.Operation, partials [][]porcupine.Operatio
 			next = op
 		}
 	}
-	return fmt.Sprintf("%s: after %d of %d operations in a legal order the latest id is %s, and none of the %d left can come next, among them client %d's %s (called at %s, returned at %s)",
-		next.Input.(casInput).Subject, len(longest), len(ops), idText(state.(int64)), len(ops)-len(longest),
-		next.ClientId, casModel.DescribeOperation(next.Input, next.Output), time.Duration(next.Call), time.Duration(next.Return))
+	return fmt.Sprintf("%s: after %d of %d operations in a legal order the %s, and none of the %d left can come next, among them client %d's %s (called at %s, returned at %s)",
+		part(next), len(longest), len(ops), model.DescribeState(state), len(ops)-len(longest),
+		next.ClientId, model.DescribeOperation(next.Input, next.Output), time.Duration(next.Call), time.Duration(next.Return))
 }
 
 // artifactDir is where failure artifacts go: $E2E_ARTIFACTS, or a fresh
