@@ -46,6 +46,9 @@ var (
 	// ErrSubscriptionDeleted ends the consume streams of a deleted
 	// subscription.
 	ErrSubscriptionDeleted = errors.New("subscription deleted")
+	// ErrPreconditionFailed is the 409 of a write whose preconditions do
+	// not all hold. Nothing was written.
+	ErrPreconditionFailed = errors.New("precondition failed")
 )
 
 // Error is what the service reported: a status other than 200 with its
@@ -70,9 +73,12 @@ func (e *Error) Error() string {
 }
 
 // Is reports whether e is the error target names: ErrNotHeld,
-// ErrNotFound, ErrConsumerReplaced or ErrSubscriptionDeleted.
+// ErrNotFound, ErrConsumerReplaced, ErrSubscriptionDeleted or
+// ErrPreconditionFailed.
 func (e *Error) Is(target error) bool {
 	switch target {
+	case ErrPreconditionFailed:
+		return e.StatusCode == http.StatusConflict && e.Message == "state conflict: precondition failed"
 	case ErrNotHeld:
 		return e.StatusCode == http.StatusConflict && e.Message == "state conflict: delivery is no longer held"
 	case ErrNotFound:

@@ -224,7 +224,7 @@ func TestWriteEventsWithAcknowledge(t *testing.T) {
 	}
 	_, err = c.WriteEvents(context.Background(), events, opts)
 	var apiErr *Error
-	if errors.Is(err, ErrNotHeld) || !errors.As(err, &apiErr) || apiErr.StatusCode != 409 || apiErr.Message != "state conflict: precondition failed" {
+	if errors.Is(err, ErrNotHeld) || !errors.Is(err, ErrPreconditionFailed) || !errors.As(err, &apiErr) || apiErr.StatusCode != 409 || apiErr.Message != "state conflict: precondition failed" {
 		t.Errorf("409 precondition failed: %v", err)
 	}
 }

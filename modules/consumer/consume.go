@@ -90,11 +90,17 @@ func (c *Client) consume(ctx context.Context, subscription, name string, h React
 // doubled n times, at most ReconnectMax, jittered between its half and
 // itself.
 func (o *ConsumeOptions) backoff(n int) time.Duration {
-	d := o.ReconnectMin
-	for i := 0; i < n && d < o.ReconnectMax; i++ {
+	return backoff(n, o.ReconnectMin, o.ReconnectMax)
+}
+
+// backoff returns the delay after n failures in a row: least doubled n
+// times, at most most, jittered between its half and itself.
+func backoff(n int, least, most time.Duration) time.Duration {
+	d := least
+	for i := 0; i < n && d < most; i++ {
 		d *= 2
 	}
-	d = min(d, o.ReconnectMax)
+	d = min(d, most)
 	half := d / 2
 	return half + rand.N(d-half+1)
 }

@@ -12,6 +12,13 @@
 // ErrNotHeld, ErrNotFound, ErrConsumerReplaced and ErrSubscriptionDeleted
 // apart.
 //
+// For decisions across entities (docs/eventql.md §13.1) a Client runs
+// EventQL queries (RunQuery), manages data indexes (RegisterDataIndex,
+// DataIndexes, RemoveDataIndex) and decides: Decide reads the events of a
+// boundary, calls the decision with them and writes its events on
+// condition that no event of the boundary came after them, deciding again
+// when one did (ErrPreconditionFailed).
+//
 // Client.Consume runs a consumer: it opens the consume stream, calls the
 // Handler once per delivery and settles the delivery by what the handler
 // returned (nil: acknowledge; Retry: retry after a delay; Park: park; any

@@ -77,3 +77,38 @@ func ExampleClient_Acknowledge() {
 		log.Printf("%d acknowledged, %d handled elsewhere", res.Settled, len(res.Stale))
 	}
 }
+
+// A decision across entities: a course takes at most 30 students. The
+// boundary is the course's enrolments, tagged as the DCB libraries tag
+// them; the write happens only if no enrolment of the course came after
+// those read, else Decide reads and decides again. docs/eventql.md §13.1
+// shows this code.
+func ExampleClient_Decide() {
+	client := consumer.NewClient("http://127.0.0.1:3000", os.Getenv("EVENTSTORE_API_TOKEN"), nil)
+	ctx := context.Background()
+	errFull := errors.New("the course is full")
+
+	// Once: an index on the tags, so that the decision reads only its course's events.
+	_, err := client.RegisterDataIndex(ctx, consumer.DataIndex{Name: "tags", Path: "/tags", EventTypes: []string{"io.example.enrolled"}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	_, err = client.Decide(ctx, `e.type == "io.example.enrolled" AND e.data.tags CONTAINS "course:c1"`,
+		func(enrolments []consumer.Event) ([]consumer.EventCandidate, error) {
+			if len(enrolments) >= 30 {
+				return nil, errFull
+			}
+			return []consumer.EventCandidate{{
+				Source:  "https://school.example",
+				Subject: "/students/7",
+				Type:    "io.example.enrolled",
+				Data:    map[string][]string{"tags": {"course:c1", "student:7"}},
+			}}, nil
+		})
+	switch {
+	case errors.Is(err, errFull):
+		log.Print("no place left in c1")
+	case err != nil:
+		log.Fatal(err)
+	}
+}
