@@ -26,6 +26,24 @@ const (
 	ObjectKind Key = "ko"
 )
 
+// Keyed are the keys that one data index gave an event when the event was
+// committed.
+type Keyed struct {
+	Index uint64
+	Keys  []Key
+}
+
+// KeysOf returns the keys that index gave the event keyed describes, and
+// whether it keyed the event at its commit (if not, they are unknown).
+func KeysOf(keyed []Keyed, index uint64) ([]Key, bool) {
+	for _, k := range keyed {
+		if k.Index == index {
+			return k.Keys, true
+		}
+	}
+	return nil, false
+}
+
 // IsKind reports whether k is one of the kind keys.
 func (k Key) IsKind() bool { return len(k) == 2 && k[0] == 'k' }
 

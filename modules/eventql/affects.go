@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/eventstore-service/eventstore/modules/dataindex"
 	"github.com/eventstore-service/eventstore/modules/event"
 )
 
@@ -15,6 +17,10 @@ type Written struct {
 	Record  event.Record
 	Subject string
 	Type    string
+	// Keyed are the keys data indexes gave the event at its commit, where
+	// known: a selection through one of them selects the event only if it
+	// has one of the selection's keys.
+	Keyed []dataindex.Keyed
 }
 
 // Affects reports whether writing w could change what the program yields:
@@ -26,8 +32,46 @@ type Written struct {
 // answers true. emit writes an event's complete JSON, as the database of a
 // run does.
 func (p *Program) Affects(w Written, emit func(dst []byte, r event.Record) []byte) bool {
-	ex := &execution{ctx: context.Background(), db: emitOnly(emit), now: time.Now().UTC(), rand: rand.New(rand.NewPCG(1, 2))}
-	return ex.affects(p.q, w)
+	return p.Affecter(nil, emit).Affects(w)
+}
+
+// Affecter answers Affects for the events written after one run of a
+// program: a run that planned with the data indexes it is made with
+// selects an event through one of them only if the event has one of the
+// selection's keys, which an event keyed at its commit tells (Written.Keyed)
+// without a look at its data. It is not safe for concurrent use.
+type Affecter struct {
+	q    *Query
+	data map[*Query][]Selection // of each level, as the run planned it with the indexes
+	ex   *execution
+}
+
+// Affecter returns the Affecter of a run with indexes (those the
+// database offered it; nil for none); emit writes an event's complete
+// JSON, as the database of a run does.
+func (p *Program) Affecter(indexes []DataIndex, emit func(dst []byte, r event.Record) []byte) *Affecter {
+	a := &Affecter{q: p.q, ex: &execution{ctx: context.Background(), db: emitOnly(emit), rand: rand.New(rand.NewPCG(1, 2))}}
+	if len(indexes) > 0 {
+		a.data = map[*Query][]Selection{}
+		var plan func(q *Query)
+		plan = func(q *Query) {
+			a.data[q], _ = q.plan.forRun(indexes)
+			for _, f := range q.Froms {
+				if f.Kind == SourceQuery {
+					plan(f.Sub)
+				}
+			}
+		}
+		plan(p.q)
+	}
+	return a
+}
+
+// Affects reports whether writing w could change what the run yielded
+// (Program.Affects).
+func (a *Affecter) Affects(w Written) bool {
+	a.ex.now = time.Now().UTC()
+	return a.ex.affects(a.q, w, a.data)
 }
 
 // ReadsSchemas reports whether the program reads registered schemas (an
@@ -43,17 +87,17 @@ func readsSchemas(q *Query) bool {
 	return false
 }
 
-func (ex *execution) affects(q *Query, w Written) bool {
+func (ex *execution) affects(q *Query, w Written, data map[*Query][]Selection) bool {
 	for slot, f := range q.Froms {
 		switch f.Kind {
 		case SourceSubjects, SourceEventTypes:
 			return true
 		case SourceQuery:
-			if ex.affects(f.Sub, w) {
+			if ex.affects(f.Sub, w, data) {
 				return true
 			}
 		case SourceEvents:
-			if selects(q.plan.selections[slot], w) && ex.admits(q, slot, w) {
+			if selects(q.plan.selections[slot], w) && (data[q] == nil || keyed(data[q][slot], w)) && ex.admits(q, slot, w) {
 				return true
 			}
 		}
@@ -76,6 +120,25 @@ func selects(sel Selection, w Written) bool {
 				return true
 			}
 		case (l.Subject == "" || l.Subject == w.Subject) && (l.Type == "" || l.Type == w.Type):
+			return true
+		}
+	}
+	return false
+}
+
+// keyed reports whether a selection may read w by the keys a data index
+// gave it: true unless the selection reads a data index that keyed w at
+// its commit, and none of the selection's lookups reads w's keys.
+func keyed(sel Selection, w Written) bool {
+	if sel.DataIndex == 0 {
+		return true
+	}
+	keys, known := dataindex.KeysOf(w.Keyed, sel.DataIndex)
+	if !known {
+		return true
+	}
+	for _, l := range sel.DataKeys {
+		if w.Record.ID >= l.From && w.Record.ID <= l.To && slices.Contains(keys, l.Key) {
 			return true
 		}
 	}

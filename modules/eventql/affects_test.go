@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/eventstore-service/eventstore/modules/dataindex"
 	"github.com/eventstore-service/eventstore/modules/event"
 )
 
@@ -72,5 +73,52 @@ func TestReadsSchemas(t *testing.T) {
 		if got := p.ReadsSchemas(); got != want {
 			t.Errorf("%s: reads schemas %v, want %v", query, got, want)
 		}
+	}
+}
+
+// TestAffecterReadsKeys: after a run through a data index, an event that
+// index keyed at its commit is affecting only if it has a key the run
+// looked up (its value's, or a kind it fails on) within the lookup's id
+// range; one whose keys are unknown is tested as without the index.
+func TestAffecterReadsKeys(t *testing.T) {
+	const index = 7
+	written := func(id uint64, data string, keyed bool, keys ...dataindex.Key) Written {
+		_, r := event.Seal(nil, event.Candidate{Source: "https://x", Subject: "/s", Type: "t", Data: []byte(data)},
+			id, time.Unix(1_700_000_000, 1), []byte(event.ZeroHash))
+		w := Written{Record: r, Subject: "/s", Type: "t"}
+		if keyed {
+			w.Keyed = []dataindex.Keyed{{Index: index, Keys: keys}, {Index: index + 1, Keys: []dataindex.Key{dataindex.String("c1")}}}
+		}
+		return w
+	}
+	const query = `FROM e IN events WHERE e.type == "t" AND e.data.tags CONTAINS "c1" AND (e.id AS INT + 1) > 11 PROJECT INTO COUNT() == 0`
+	p, err := Compile(query)
+	if err != nil {
+		t.Fatal(err)
+	}
+	emit := event.NewEmitter(nil).Append
+	indexes := []DataIndex{{ID: index, Path: "/tags"}}
+	cases := []struct {
+		name    string
+		event   Written
+		affects bool
+	}{
+		{"keyed c1", written(20, `{"tags":["c1"]}`, true, dataindex.String("c1"), dataindex.ArrayKind), true},
+		// Data that would match, keys that say otherwise: the keys decide,
+		// the data is not looked at.
+		{"keyed c2 only", written(20, `{"tags":["c1"]}`, true, dataindex.String("c2"), dataindex.ArrayKind), false},
+		{"a failure kind", written(20, `{"tags":"c1"}`, true, dataindex.StringKind), true},
+		{"before the position", written(5, `{"tags":["c1"]}`, true, dataindex.String("c1"), dataindex.ArrayKind), false},
+		{"keys unknown, data of c2", written(20, `{"tags":["c2"]}`, false), false},
+		{"keys unknown, data of c1", written(20, `{"tags":["c1"]}`, false), true},
+	}
+	for _, tc := range cases {
+		if got := p.Affecter(indexes, emit).Affects(tc.event); got != tc.affects {
+			t.Errorf("%s: affects %v, want %v", tc.name, got, tc.affects)
+		}
+	}
+	// Without the index the run read the data: the keys are not consulted.
+	if !p.Affecter(nil, emit).Affects(written(20, `{"tags":["c1"]}`, true, dataindex.String("c2"))) {
+		t.Error("a run without the index: an event of c1 keyed otherwise does not affect it")
 	}
 }

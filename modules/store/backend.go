@@ -37,6 +37,10 @@ type Written struct {
 	Record  event.Record
 	Subject string
 	Type    string
+	// Keyed are the keys of the data indexes that keyed the event when this
+	// store's writer committed it; none for an event read back or
+	// committed by another node.
+	Keyed []dataindex.Keyed
 }
 
 // writtenOf returns a stored record with the subject and type its index

@@ -58,6 +58,9 @@ type DataIndex struct {
 	CreatedAt time.Time `json:"createdAt"`
 
 	tokens []string // of Path
+	// removed is set, on a store of its own backend, by the removal of the
+	// index before its commit; the copies of the index share it.
+	removed *atomic.Bool
 }
 
 // Ready reports whether the index keys every event of its types: the
@@ -183,7 +186,7 @@ func decodeDataIndex(r StateRecord) (*DataIndex, error) {
 	if err != nil {
 		return nil, fmt.Errorf("data index %s: %w", r.Key, err)
 	}
-	x.tokens = tokens
+	x.tokens, x.removed = tokens, new(atomic.Bool)
 	return x, nil
 }
 
@@ -217,7 +220,7 @@ func NewDataIndex(d dataindex.Definition, now time.Time) (*DataIndex, error) {
 	if _, err := rand.Read(id[:]); err != nil {
 		return nil, fmt.Errorf("data index %s: draw its id: %w", d.Name, err)
 	}
-	return &DataIndex{Definition: d, ID: binary.BigEndian.Uint64(id[:]) | 1, CreatedAt: now.UTC(), tokens: tokens}, nil // never 0, no index
+	return &DataIndex{Definition: d, ID: binary.BigEndian.Uint64(id[:]) | 1, CreatedAt: now.UTC(), tokens: tokens, removed: new(atomic.Bool)}, nil // never 0, no index
 }
 
 // StateRecord returns the record of x in DataIndexSpace, its version
@@ -374,6 +377,9 @@ func (s *Store) RemoveDataIndex(ctx context.Context, name string) error {
 			stored, err := decodeDataIndex(r)
 			if err != nil {
 				return newFailureError(err)
+			}
+			if cur := s.dataIndexes.current().byName[name]; !s.shared && cur != nil && cur.ID == stored.ID {
+				cur.removed.Store(true) // before the keys go: a read of them fails from here on
 			}
 			g.g.dropped = append(g.g.dropped, stored.ID)
 			g.g.indexes = slices.DeleteFunc(slices.Clone(g.g.indexes), func(x *DataIndex) bool { return x.ID == stored.ID })

@@ -47,9 +47,10 @@ type Condition interface {
 	// stale evaluates its conditions again, round after round: Holds bounds
 	// the time of all its evaluations together (or ctx does).
 	Holds(ctx context.Context, state *View) (bool, error)
-	// Affects reports whether writing w could change what Holds decides:
-	// whether w is among the events the condition reads. It is called by
-	// the writer, so it must be quick; when in doubt it answers true.
+	// Affects reports whether writing w could change what the last Holds
+	// decided: whether w is among the events the condition read. It is
+	// called by the writer, so it must be quick; when in doubt it answers
+	// true. It is never called while Holds runs.
 	Affects(w Written) bool
 	// ReadsSchemas reports whether the condition reads the registered
 	// schemas, which a registration then changes.

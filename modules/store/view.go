@@ -77,6 +77,9 @@ func (v *View) DataIndexes() ([]*DataIndex, error) {
 // a removal deletes its keys with it, so a read of its keys that it stood
 // after read them all.
 func (v *View) DataIndexStands(x *DataIndex) (bool, error) {
+	if !v.store.shared && x.removed != nil { // the removal marks it before its commit
+		return !x.removed.Load(), nil
+	}
 	r, found, err := v.backend.State(DataIndexSpace, x.Name)
 	if err != nil || !found {
 		return false, err

@@ -283,7 +283,7 @@ type groupState struct {
 	postings []Posting
 	backfill []Posting
 	dropped  []uint64
-	keys     []dataindex.Key // scratch of seal
+	keys     []dataindex.Key // of the group's events, which their Keyed hold
 }
 
 func (g *groupState) empty() bool {
@@ -370,12 +370,20 @@ func (g *groupState) seal(w *writeRequest, now time.Time) {
 		var r event.Record
 		g.buf, r = event.Seal(g.buf, c, g.head.Count, t, g.lastHash)
 		w.records[i] = r
-		g.written = append(g.written, Written{Record: r, Subject: c.Subject, Type: c.Type})
+		var keyed []dataindex.Keyed
 		for _, x := range g.indexes {
-			if g.head.Count >= x.From { // those below are the build's
-				g.postings, g.keys = appendPostings(g.postings, x, g.head.Count, c.Type, c.Data, g.keys)
+			if g.head.Count < x.From { // those below are the build's
+				continue
 			}
+			start := len(g.keys)
+			g.keys = x.Keys(g.keys, c.Type, c.Data)
+			keys := g.keys[start:len(g.keys):len(g.keys)]
+			for _, k := range keys {
+				g.postings = append(g.postings, Posting{Index: x.ID, Key: k, ID: g.head.Count})
+			}
+			keyed = append(keyed, dataindex.Keyed{Index: x.ID, Keys: keys})
 		}
+		g.written = append(g.written, Written{Record: r, Subject: c.Subject, Type: c.Type, Keyed: keyed})
 		g.latest[c.Subject] = g.head.Count
 		g.lastHash = r.HashBytes()
 		g.head.Count++

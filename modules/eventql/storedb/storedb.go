@@ -19,6 +19,7 @@ type DB struct {
 	view    *store.View
 	emitter *event.Emitter
 	indexes map[uint64]*store.DataIndex // those DataIndexes offered, by id
+	offered []eventql.DataIndex         // as DataIndexes offered them
 }
 
 // New returns the database of view; emitter writes whole events.
@@ -39,6 +40,7 @@ func (db *DB) DataIndexes() []eventql.DataIndex {
 		out[i] = eventql.DataIndex{ID: x.ID, Path: x.Path, EventTypes: x.EventTypes}
 		db.indexes[x.ID] = x
 	}
+	db.offered = out
 	return out
 }
 
@@ -170,9 +172,11 @@ func (db *DB) Emit(dst []byte, r event.Record) []byte { return db.emitter.Append
 // (store.Condition), all evaluations together within the time limit of
 // its options, which counts from the first.
 type Condition struct {
-	program *eventql.Program
-	emitter *event.Emitter
-	opts    eventql.Options
+	program  *eventql.Program
+	emitter  *event.Emitter
+	opts     eventql.Options
+	indexes  []eventql.DataIndex // of the last evaluation
+	affecter *eventql.Affecter   // of the last evaluation, once asked for
 }
 
 // NewCondition returns the precondition that program holds, evaluated
@@ -186,13 +190,20 @@ func (c *Condition) Holds(ctx context.Context, state *store.View) (bool, error) 
 	if c.opts.Since.IsZero() {
 		c.opts.Since = time.Now()
 	}
-	return c.program.Holds(ctx, New(state, c.emitter), c.opts)
+	db := New(state, c.emitter)
+	holds, err := c.program.Holds(ctx, db, c.opts)
+	c.indexes, c.affecter = db.offered, nil
+	return holds, err
 }
 
-// Affects reports whether writing w could change the program's verdict:
-// whether the query reads it (eventql.Program.Affects).
+// Affects reports whether writing w could change the verdict of the last
+// evaluation: whether the query, as that evaluation planned it, reads w
+// (eventql.Affecter).
 func (c *Condition) Affects(w store.Written) bool {
-	return c.program.Affects(eventql.Written{Record: w.Record, Subject: w.Subject, Type: w.Type}, c.emitter.Append)
+	if c.affecter == nil {
+		c.affecter = c.program.Affecter(c.indexes, c.emitter.Append)
+	}
+	return c.affecter.Affects(eventql.Written{Record: w.Record, Subject: w.Subject, Type: w.Type, Keyed: w.Keyed})
 }
 
 // ReadsSchemas reports whether the program reads registered schemas.
