@@ -79,7 +79,7 @@ func benchFlags() []cli.Flag {
 		&cli.IntFlag{Name: "prefill", Usage: "events to write before the scenarios, untimed (batches of 1,000, a hundred events per subject)"},
 		&cli.GenericFlag{Name: "server-flag", Value: &repeated{}, Usage: "flag for the server bench starts, e.g. --server-flag=--memory-limit=256MiB (repeatable)"},
 		&cli.DurationFlag{Name: "duration", Value: 10 * time.Second, Usage: "duration of each write and observe scenario"},
-		&cli.IntFlag{Name: "slices", Value: 1, Usage: "run consecutive baseline, write and write-precondition scenarios alternately in this many slices of --duration/N each, so that a change of the machine's load hits them alike (1: back to back)"},
+		&cli.IntFlag{Name: "slices", Value: 1, Usage: "run consecutive baseline, write and write-precondition scenarios alternately in this many slices of --duration/N each, so that a change of the machine's load hits them alike (1: back to back); so too the dcb scenario's pairs"},
 		&cli.IntFlag{Name: "clients", Value: 64, Usage: "concurrent clients of the write, write-precondition and baseline scenarios (one event per request)"},
 		&cli.IntFlag{Name: "batch-clients", Value: 16, Usage: "concurrent clients of the batch scenario"},
 		&cli.IntFlag{Name: "batch-size", Value: 100, Usage: "events per request of the batch scenario"},

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -187,19 +188,51 @@ func (r *runner) runDCB() error {
 		fmt.Fprintf(r.out, "%-28s data index on /tags built in %v: %.0f events/s\n", "dcb-index", took.Round(time.Millisecond),
 			float64(o.DCBEvents)/took.Seconds())
 	}
-	subject := r.measure("dcb-subject", r.server, func() Result {
-		return r.target.WritePrecondition(r.ctx, fmt.Sprintf("isSubjectOnEventId x%d", o.Clients), o.Clients, o.Duration)
+	decisions := r.runPaired([]string{"dcb-subject", "dcb-decision"}, []func(time.Duration) Result{
+		func(d time.Duration) Result {
+			return r.target.WritePrecondition(r.ctx, fmt.Sprintf("isSubjectOnEventId x%d", o.Clients), o.Clients, d)
+		},
+		func(d time.Duration) Result {
+			return r.target.Decide(r.ctx, fmt.Sprintf("decision on a course x%d", o.Clients), o.Clients, false, d)
+		},
 	})
-	decided := r.measure("dcb-decision", r.server, func() Result {
-		return r.target.Decide(r.ctx, fmt.Sprintf("decision on a course x%d", o.Clients), o.Clients, false, o.Duration)
-	})
-	plain := r.measure("dcb-plain", r.server, func() Result {
-		return r.target.Write(r.ctx, fmt.Sprintf("write 1/request x%d", dcbClients), DecisionType, dcbClients, 1, o.Duration)
-	})
-	unrelated := r.measure("dcb-unrelated", r.server, func() Result {
-		return r.target.Decide(r.ctx, fmt.Sprintf("unrelated appends x%d", dcbClients), dcbClients, true, o.Duration)
+	appends := r.runPaired([]string{"dcb-plain", "dcb-unrelated"}, []func(time.Duration) Result{
+		func(d time.Duration) Result {
+			return r.target.Write(r.ctx, fmt.Sprintf("write 1/request x%d", dcbClients), DecisionType, dcbClients, 1, d)
+		},
+		func(d time.Duration) Result {
+			return r.target.Decide(r.ctx, fmt.Sprintf("unrelated appends x%d", dcbClients), dcbClients, true, d)
+		},
 	})
 	fmt.Fprintf(r.out, "%-28s decisions / isSubjectOnEventId: %.2f; unrelated appends / plain writes: %.2f (at %d events)\n", "",
-		ratio(decided.RequestsPerSecond, subject.RequestsPerSecond), ratio(unrelated.RequestsPerSecond, plain.RequestsPerSecond), o.DCBEvents)
+		ratio(decisions[1].RequestsPerSecond, decisions[0].RequestsPerSecond), ratio(appends[1].RequestsPerSecond, appends[0].RequestsPerSecond), o.DCBEvents)
 	return nil
+}
+
+// runPaired runs loads in opts.Slices rounds of Duration/Slices each, one
+// slice of each per round, their order turning from round to round, so
+// that a change of the machine's load hits them alike, and records each
+// under its scenario's name (runAlternating does this for the write
+// scenarios). With one slice they run back to back.
+func (r *runner) runPaired(scenarios []string, loads []func(time.Duration) Result) []Record {
+	rounds := max(1, r.opts.Slices)
+	slice := r.opts.Duration / time.Duration(rounds)
+	results := make([]Result, len(loads))
+	used := make([]*Usage, len(loads))
+	for round := 0; round < rounds; round++ {
+		for k := range loads {
+			i := (k + round) % len(loads)
+			res, u := r.sample(r.server, func() Result { return loads[i](slice) })
+			results[i], used[i] = results[i].merge(res), used[i].add(u)
+		}
+	}
+	if rounds > 1 {
+		fmt.Fprintf(r.out, "%s alternated in %d slices of %s\n", strings.Join(scenarios, ", "), rounds, slice)
+	}
+	records := make([]Record, len(loads))
+	for i, scenario := range scenarios {
+		slices.Sort(results[i].Latencies)
+		records[i] = r.record(scenario, results[i], used[i])
+	}
+	return records
 }

@@ -213,15 +213,19 @@ func (x *indexIterator) step() bool {
 }
 
 // nextPosting loads the next posting in order. Ascending, the first one is
-// the last posting starting at or below from, which may hold from.
+// the last posting starting at or below from, which may hold from (from 0:
+// the first posting, one seek where a key has none).
 func (x *indexIterator) nextPosting() bool {
 	if x.gathered {
 		return false
 	}
 	var ok bool
-	if !x.started && !x.descending {
+	switch {
+	case !x.started && !x.descending && x.from == 0:
+		ok = x.it.First()
+	case !x.started && !x.descending:
 		ok = x.it.SeekLT(appendID(append([]byte(nil), x.prefix...), x.from+1)) || x.it.First()
-	} else {
+	default:
 		ok = step(x.it, x.started, x.descending)
 	}
 	x.started = true
