@@ -102,6 +102,11 @@ type Options struct {
 	// processors to others (a pacer that counts from the run's start, not
 	// from when its caller began to wait for a turn).
 	Pace func() func()
+	// Turn, unless nil, is called once, when a run has processed its first
+	// 1,000 tuples: a run that reads that much may wait there for its turn
+	// among the heavy ones, while a run that reads little never waits. Its
+	// error ends the run.
+	Turn func() error
 	// Ran, unless nil, learns the stats of every run as it ends.
 	Ran func(Stats)
 }
@@ -146,6 +151,7 @@ func (p *Program) run(ctx context.Context, db Database, opts Options, emit func(
 	if opts.Pace != nil {
 		ex.pace = opts.Pace()
 	}
+	ex.turn, ex.newPace = opts.Turn, opts.Pace
 	ex.scanAll = scanAll
 	if indexed, ok := db.(DataIndexed); ok && readsData(p.q) {
 		ex.indexes = indexed.DataIndexes()
@@ -229,6 +235,9 @@ type execution struct {
 	peak  int64
 	pool  *MemoryPool
 	pace  func()
+	turn  func() error // Options.Turn, until called
+	// newPace is Options.Pace, which starts pace again after the turn.
+	newPace func() func()
 	// indexes are the ready data indexes of the database as the run began.
 	indexes []DataIndex
 	scanAll bool // read every event, serve no conjunct (tests)
@@ -272,6 +281,16 @@ func itoa(n int64) string {
 func (ex *execution) tick() error {
 	ex.ticks++
 	if ex.ticks%1000 == 0 {
+		if ex.turn != nil {
+			turn := ex.turn
+			ex.turn = nil // once
+			if err := turn(); err != nil {
+				return err
+			}
+			if ex.newPace != nil {
+				ex.pace = ex.newPace() // the wait for the turn was no work
+			}
+		}
 		if ex.pace != nil {
 			ex.pace()
 		}

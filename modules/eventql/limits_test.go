@@ -2,12 +2,15 @@ package eventql_test
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"runtime/debug"
 	"strings"
 	"testing"
 
 	"github.com/eventstore-service/eventstore/modules/eventql"
+	"github.com/eventstore-service/eventstore/modules/eventql/eventqltest"
 )
 
 // maxTestStack is the goroutine stack the limit tests allow every stage:
@@ -114,4 +117,43 @@ func TestDeepNesting(t *testing.T) {
 		{froms(n) + "PROJECT INTO a0 + a" + fmt.Sprint(n-1), `[2]`},
 		{froms(n+1) + "PROJECT INTO a0", tooDeep},
 	})
+}
+
+// TestTurnOnlyForHeavyRuns: a run calls Options.Turn once, after its first
+// 1,000 tuples; a run that reads fewer never does, and the turn's error
+// ends the run.
+func TestTurnOnlyForHeavyRuns(t *testing.T) {
+	var candidates []eventqltest.Candidate
+	for i := range 2_500 {
+		eventType := "io.x.light"
+		if i%100 != 0 {
+			eventType = "io.x.heavy"
+		}
+		candidates = append(candidates, eventqltest.Candidate{Source: "https://x", Subject: "/s", Type: eventType, Data: json.RawMessage(`{}`)})
+	}
+	db, err := eventqltest.NewMemDB(candidates)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(query string, turn func() error) error {
+		t.Helper()
+		p, err := eventql.Compile(query)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = p.Run(context.Background(), db, eventql.Options{Turn: turn}, func(eventql.Value) error { return nil })
+		return err
+	}
+	turns := 0
+	count := func() error { turns++; return nil }
+	if err := run(`FROM e IN events WHERE e.type == "io.x.light" PROJECT INTO COUNT()`, count); err != nil || turns != 0 {
+		t.Fatalf("a run of 25 events: %v, %d turns", err, turns)
+	}
+	if err := run(`FROM e IN events WHERE e.type == "io.x.heavy" PROJECT INTO COUNT()`, count); err != nil || turns != 1 {
+		t.Fatalf("a run of 2,475 events: %v, %d turns", err, turns)
+	}
+	refused := errors.New("no turn")
+	if err := run(`FROM e IN events PROJECT INTO COUNT()`, func() error { return refused }); !errors.Is(err, refused) {
+		t.Fatalf("a run refused its turn: %v", err)
+	}
 }

@@ -97,14 +97,12 @@ func (s *Store) decideConditions(ctx context.Context, w *writeRequest) (stale bo
 			continue
 		}
 		if view == nil {
-			select { // one evaluation a core at a time: the rest wait their turn
-			case s.evaluating <- struct{}{}:
-				defer func() { <-s.evaluating }()
-			case <-ctx.Done():
-				return false, ctx.Err()
-			}
+			// Evaluations that read little run at once; one that reads
+			// much takes a turn among the heavy ones (View.WaitTurn).
 			w.verdicts = make([]verdict, len(w.Preconditions))
 			view = s.View()
+			view.turn = &turn{slots: s.evaluating}
+			defer view.turn.release()
 		}
 		holds, err := p.Condition.Holds(ctx, view)
 		if ctx.Err() != nil {

@@ -62,7 +62,7 @@ type Store struct {
 	latestIDs *latestCache // owned by the writer goroutine
 	lastGroup int          // requests in the writer's previous group; owned by the writer goroutine
 
-	evaluating chan struct{} // a slot per query precondition evaluated at once
+	evaluating chan struct{} // a slot per heavy query precondition evaluated at once (View.WaitTurn)
 
 	stateFollowers []stateFollower // OnStateChanged; set before Start
 	tracer         trace.Tracer    // Trace; nil: no spans

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"math"
 	"sort"
 	"strings"
@@ -21,6 +22,41 @@ type View struct {
 	schemaVersion uint64
 	ordered       []SchemaWritten // the committed schemas in registration order; the registry's
 	store         *Store
+	// turn is the slot among the heavy evaluations of preconditions that
+	// the evaluations on this view may take (WaitTurn); nil for other views.
+	turn *turn
+}
+
+// turn is a slot of a semaphore, taken once and given back once.
+type turn struct {
+	slots chan struct{}
+	held  bool
+}
+
+// WaitTurn waits, on a view of the evaluations of a write's
+// preconditions, until they hold one of the store's slots for heavy
+// evaluations (at most one per two processors run at once), unless they
+// hold one already; on another view it returns at once. It fails when ctx
+// ends first.
+func (v *View) WaitTurn(ctx context.Context) error {
+	if v.turn == nil || v.turn.held {
+		return nil
+	}
+	select {
+	case v.turn.slots <- struct{}{}:
+		v.turn.held = true
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// release gives the view's slot back, if it holds one.
+func (t *turn) release() {
+	if t.held {
+		t.held = false
+		<-t.slots
+	}
 }
 
 // View returns the state durable now. It stays the same however the log

@@ -191,7 +191,9 @@ func (c *Condition) Holds(ctx context.Context, state *store.View) (bool, error) 
 		c.opts.Since = time.Now()
 	}
 	db := New(state, c.emitter)
-	holds, err := c.program.Holds(ctx, db, c.opts)
+	opts := c.opts
+	opts.Turn = func() error { return state.WaitTurn(ctx) }
+	holds, err := c.program.Holds(ctx, db, opts)
 	c.indexes, c.affecter = db.offered, nil
 	return holds, err
 }
