@@ -6,7 +6,6 @@ import (
 	"hash/fnv"
 	"math/rand/v2"
 	"net/http"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -89,23 +88,7 @@ func (s dcbState) holds(in dcbInput) bool {
 
 // dcbModel is the model of one epoch.
 var dcbModel = porcupine.Model{
-	Partition: func(history []porcupine.Operation) [][]porcupine.Operation {
-		byEpoch := map[int][]porcupine.Operation{}
-		for _, op := range history {
-			e := op.Input.(dcbInput).Epoch
-			byEpoch[e] = append(byEpoch[e], op)
-		}
-		epochs := make([]int, 0, len(byEpoch))
-		for e := range byEpoch {
-			epochs = append(epochs, e)
-		}
-		sort.Ints(epochs)
-		out := make([][]porcupine.Operation, 0, len(epochs))
-		for _, e := range epochs {
-			out = append(out, byEpoch[e])
-		}
-		return out
-	},
+	Partition: partitionBy(func(op porcupine.Operation) int { return op.Input.(dcbInput).Epoch }),
 	Init: func() any {
 		s := dcbState{Max: -1}
 		for i := range s.Last {

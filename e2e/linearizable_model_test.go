@@ -1,10 +1,12 @@
 package e2e
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -69,26 +71,26 @@ func (in casInput) holds(state int64) bool {
 	return true
 }
 
-// casModel is the per-subject compare-and-set model.
-var casModel = porcupine.Model{
-	Partition: func(history []porcupine.Operation) [][]porcupine.Operation {
-		bySubject := map[string][]porcupine.Operation{}
+// partitionBy returns a porcupine Partition that splits a history by the
+// key of each operation, in key order.
+func partitionBy[K cmp.Ordered](key func(porcupine.Operation) K) func([]porcupine.Operation) [][]porcupine.Operation {
+	return func(history []porcupine.Operation) [][]porcupine.Operation {
+		byKey := map[K][]porcupine.Operation{}
 		for _, op := range history {
-			s := op.Input.(casInput).Subject
-			bySubject[s] = append(bySubject[s], op)
+			byKey[key(op)] = append(byKey[key(op)], op)
 		}
-		subjects := make([]string, 0, len(bySubject))
-		for s := range bySubject {
-			subjects = append(subjects, s)
-		}
-		sort.Strings(subjects)
-		out := make([][]porcupine.Operation, 0, len(subjects))
-		for _, s := range subjects {
-			out = append(out, bySubject[s])
+		out := make([][]porcupine.Operation, 0, len(byKey))
+		for _, k := range slices.Sorted(maps.Keys(byKey)) {
+			out = append(out, byKey[k])
 		}
 		return out
-	},
-	Init: func() any { return int64(-1) },
+	}
+}
+
+// casModel is the per-subject compare-and-set model.
+var casModel = porcupine.Model{
+	Partition: partitionBy(func(op porcupine.Operation) string { return op.Input.(casInput).Subject }),
+	Init:      func() any { return int64(-1) },
 	Step: func(state, input, output any) (bool, any) {
 		st, in, out := state.(int64), input.(casInput), output.(casOutput)
 		if in.Kind.isRead() {
