@@ -31,10 +31,9 @@ const (
 // "schemas":false) every schema registered then, then (if it says
 // "dataIndexes":true) the definition of every data index registered then,
 // then (if it says "subscriptions":true) every subscription with its
-// positions then. The
-// headers tell how many event lines follow and the hash of the last, so
-// that a client can tell a complete backup from a cut one. Writes go on
-// meanwhile.
+// positions then. The headers tell how many event lines follow and the
+// hash of the last, so that a client can tell a complete backup from a cut
+// one. Writes go on meanwhile.
 func (a *API) backupEvents(w http.ResponseWriter, r *http.Request) {
 	body, err := httpkit.ReadBody(r)
 	if err != nil {

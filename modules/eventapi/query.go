@@ -128,9 +128,9 @@ type pacer struct{ since time.Time }
 
 func newPacer() *pacer { return &pacer{since: time.Now()} }
 
-// startPacing paces a run of a precondition from its start: a
-// precondition may wait for its turn among the evaluations first, and
-// that wait is no work to leave room for.
+// startPacing paces a run of a precondition from its start (and again
+// after a heavy run's wait for its turn, eventql.Options.Turn): a wait is
+// no work to leave room for.
 func startPacing() func() { return newPacer().pace }
 
 func (p *pacer) pace() {

@@ -100,7 +100,7 @@ type Options struct {
 	// Pace, unless nil, is called as a run starts; the function it returns
 	// is called every 1,000 rows of that run and may wait, to leave the
 	// processors to others (a pacer that counts from the run's start, not
-	// from when its caller began to wait for a turn).
+	// from when its caller began; it is started again after Turn).
 	Pace func() func()
 	// Turn, unless nil, is called once, when a run has processed its first
 	// 1,000 tuples: a run that reads that much may wait there for its turn

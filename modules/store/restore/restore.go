@@ -92,7 +92,8 @@ type job struct {
 
 // Into writes the events, schemas, data indexes and feature state of src
 // into the empty store s, all or nothing, and makes them visible at once
-// when all are in: the data indexes built, ready to serve. The events are taken as src verified them (ids from 0, links, hashes, times); the
+// when all are in: the data indexes built, ready to serve. The events are
+// taken as src verified them (ids from 0, links, hashes, times); the
 // restore checks that ids and links continue, that every restored event
 // of a type with a schema matches it, and that the schemas are within the
 // store's limit. Writes wait meanwhile (store.Exclusive).
