@@ -143,13 +143,7 @@ func TestBadBackupsAreRefusedAtTheirLine(t *testing.T) {
 	flipped[5] = strings.Replace(flipped[5], `"n":5`, `"n":6`, 1)
 	dataArray := append([]string(nil), lines...)
 	dataArray[2] = regexp.MustCompile(`"data":\{.*\}\},"hash"`).ReplaceAllString(dataArray[2], `"data":[2]},"hash"`)
-	cases := []struct {
-		name   string
-		lines  []string
-		cut    bool
-		line   int
-		detail string
-	}{
+	refusedAt(t, []refusal{
 		{"a changed byte in data", flipped, false, 6, "does not match the event"},
 		{"a broken link", replace(7, `"predecessorhash":"`, `"predecessorhash":"f`), false, 8, "is not the hash"},
 		{"a missing line", append(append([]string(nil), lines[:10]...), lines[11:]...), false, 11, "event 11 where event 10 was due"},
@@ -164,7 +158,22 @@ func TestBadBackupsAreRefusedAtTheirLine(t *testing.T) {
 		{"a number out of range in data", replace(2, `{"n":2,`, `{"n":1e999,`), false, 3, "invalid data: number 1e999 is out of range"},
 		{"data not an object", dataArray, false, 3, "data must be a JSON object"},
 		{"an unknown member of the event", replace(2, `"specversion"`, `"color":"red","specversion"`), false, 3, `unknown member "color" of the event`},
-	}
+	})
+}
+
+// refusal is a backup that the Reader must refuse at a line (the last 20
+// bytes cut off if cut), with detail in its error.
+type refusal struct {
+	name   string
+	lines  []string
+	cut    bool
+	line   int
+	detail string
+}
+
+// refusedAt reads each backup of cases as a subtest and checks its refusal.
+func refusedAt(t *testing.T, cases []refusal) {
+	t.Helper()
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			in := strings.Join(tc.lines, "")
@@ -304,32 +313,19 @@ func TestBadSubscriptionLinesAreRefused(t *testing.T) {
 	edit := func(old, new string) []string {
 		return append(append([]string(nil), lines[:len(lines)-1]...), regexp.MustCompile(old).ReplaceAllString(sub, new))
 	}
-	cases := []struct {
-		name   string
-		lines  []string
-		line   int
-		detail string
-	}{
-		{"an event after a subscription", append(append(append([]string(nil), lines[:29]...), sub), lines[29]), 31, "an event after the subscriptions"},
-		{"a schema after a subscription", append(append(append([]string(nil), lines[:30]...), sub), lines[30]), 32, "a schema after the subscriptions"},
-		{"a position beyond the events", edit(`"position":"11"`, `"position":"30"`), 32, "at event 30, beyond the backup's events"},
-		{"an invalid position", edit(`"position":"11"`, `"position":"x"`), 32, "invalid position 'x'"},
-		{"an unknown option", edit(`"maxDeliveries":10`, `"maxDeliveries":10,"color":1`), 32, "malformed options"},
-		{"an invalid option", edit(`"partitions":2`, `"partitions":0`), 32, "partitions must be 1 to 1024"},
-		{"a partition missing", edit(`\{"partition":0,"position":"\d+"\},`, ``), 32, "1 partitions listed, 2 defined"},
-		{"a partition twice", edit(`{"partition":1,`, `{"partition":0,`), 32, "partition 0 listed twice"},
-		{"an invalid name", edit(`"subscription":"billing"`, `"subscription":"a/b"`), 32, "invalid name"},
-		{"an unknown member", edit(`"subject":"/books"`, `"subject":"/books","lag":3`), 32, "malformed subscription line"},
+	cases := []refusal{
+		{"an event after a subscription", append(append(append([]string(nil), lines[:29]...), sub), lines[29]), false, 31, "an event after the subscriptions"},
+		{"a schema after a subscription", append(append(append([]string(nil), lines[:30]...), sub), lines[30]), false, 32, "a schema after the subscriptions"},
+		{"a position beyond the events", edit(`"position":"11"`, `"position":"30"`), false, 32, "at event 30, beyond the backup's events"},
+		{"an invalid position", edit(`"position":"11"`, `"position":"x"`), false, 32, "invalid position 'x'"},
+		{"an unknown option", edit(`"maxDeliveries":10`, `"maxDeliveries":10,"color":1`), false, 32, "malformed options"},
+		{"an invalid option", edit(`"partitions":2`, `"partitions":0`), false, 32, "partitions must be 1 to 1024"},
+		{"a partition missing", edit(`\{"partition":0,"position":"\d+"\},`, ``), false, 32, "1 partitions listed, 2 defined"},
+		{"a partition twice", edit(`{"partition":1,`, `{"partition":0,`), false, 32, "partition 0 listed twice"},
+		{"an invalid name", edit(`"subscription":"billing"`, `"subscription":"a/b"`), false, 32, "invalid name"},
+		{"an unknown member", edit(`"subject":"/books"`, `"subject":"/books","lag":3`), false, 32, "malformed subscription line"},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			_, _, err := readAll(strings.Join(tc.lines, ""))
-			var backupErr *restore.BackupError
-			if !errors.As(err, &backupErr) || backupErr.Line != tc.line || !strings.Contains(backupErr.Detail, tc.detail) {
-				t.Fatalf("error %v, want line %d: …%s…", err, tc.line, tc.detail)
-			}
-		})
-	}
+	refusedAt(t, cases)
 	two := append(append([]string(nil), lines...), strings.Replace(sub, `"subscription":"billing"`, `"subscription":"billing2"`, 1))
 	limited := storetest.Start(t, storetest.PebbleAt(t.TempDir(), nil))
 	defer storetest.Close(t, limited)
@@ -381,26 +377,13 @@ func TestDataIndexLines(t *testing.T) {
 	edit := func(old, new string) []string {
 		return append(append([]string(nil), lines...), strings.Replace(line, old, new, 1))
 	}
-	cases := []struct {
-		name   string
-		lines  []string
-		line   int
-		detail string
-	}{
-		{"an event after a data index", append(append(append([]string(nil), lines[:29]...), line), lines[29]), 31, "an event after the data indexes"},
-		{"a schema after a data index", append(append(append([]string(nil), lines[:30]...), line), lines[30]), 32, "a schema after the data indexes"},
-		{"an unknown member", edit(`"path"`, `"state":"ready","path"`), 32, "malformed data index line"},
-		{"an invalid path", edit(`"/n"`, `"n"`), 32, "invalid path 'n'"},
-		{"an invalid name", edit(`"byN"`, `"a/b"`), 32, "invalid name"},
-		{"an invalid event type", edit(`"io.example.thing"`, `"x y"`), 32, "invalid event type"},
+	cases := []refusal{
+		{"an event after a data index", append(append(append([]string(nil), lines[:29]...), line), lines[29]), false, 31, "an event after the data indexes"},
+		{"a schema after a data index", append(append(append([]string(nil), lines[:30]...), line), lines[30]), false, 32, "a schema after the data indexes"},
+		{"an unknown member", edit(`"path"`, `"state":"ready","path"`), false, 32, "malformed data index line"},
+		{"an invalid path", edit(`"/n"`, `"n"`), false, 32, "invalid path 'n'"},
+		{"an invalid name", edit(`"byN"`, `"a/b"`), false, 32, "invalid name"},
+		{"an invalid event type", edit(`"io.example.thing"`, `"x y"`), false, 32, "invalid event type"},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			_, _, err := readAll(strings.Join(tc.lines, ""))
-			var backupErr *restore.BackupError
-			if !errors.As(err, &backupErr) || backupErr.Line != tc.line || !strings.Contains(backupErr.Detail, tc.detail) {
-				t.Fatalf("error %v, want line %d: …%s…", err, tc.line, tc.detail)
-			}
-		})
-	}
+	refusedAt(t, cases)
 }
