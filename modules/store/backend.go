@@ -87,6 +87,12 @@ type Scan struct {
 	Descending bool
 }
 
+// KindHolder is a Reader that knows without a read whether a kind key of
+// a data index (dataindex.Key.IsKind) holds postings.
+type KindHolder interface {
+	HoldsKind(index uint64, key dataindex.Key) (bool, error)
+}
+
 // GroupFunc takes ids of events that have subject and eventType, in
 // ascending order; they are valid until it returns. Its error ends the
 // walk and is returned.

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/eventstore-service/eventstore/modules/dataindex"
 	"github.com/eventstore-service/eventstore/modules/event"
 )
 
@@ -84,19 +85,38 @@ func (w *window) evict() {
 	w.first++
 }
 
+// windowKeyedSpan bounds the ids a read of a data index looks through in
+// the window, each record's keys compared with the read's: beyond it, a
+// seek into the index's postings in storage costs less.
+const windowKeyedSpan = 512
+
 // scan returns the records of s from the window, and false when the window
-// does not hold all ids from s.From to s.To, or s reads a data index (then
-// storage must serve the read); holes tells that a selected record is a
-// hole (fill).
+// does not hold all ids from s.From to s.To, or s reads a data index over
+// more than windowKeyedSpan ids or over a record that the index did not
+// key at its commit (then storage must serve the read); holes tells that a
+// selected record is a hole (fill).
 func (w *window) scan(s Scan) (records []event.Record, holes, ok bool) {
 	w.mu.RLock()
 	defer w.mu.RUnlock()
-	if w.count == 0 || s.From < w.first || s.To >= w.first+uint64(w.count) || s.DataIndex != 0 {
+	if w.count == 0 || s.From < w.first || s.To >= w.first+uint64(w.count) {
+		return nil, false, false
+	}
+	if s.DataIndex != 0 && s.To-s.From >= windowKeyedSpan {
 		return nil, false, false
 	}
 	var out []event.Record
 	for id := s.From; id <= s.To; id++ {
 		e := w.entries[(w.start+int(id-w.first))%len(w.entries)]
+		if s.DataIndex != 0 {
+			match, known := s.keyed(e)
+			if !known {
+				return nil, false, false // a hole, or keyed by the index's build
+			}
+			if match {
+				out = append(out, e.Record)
+			}
+			continue
+		}
 		if s.matches(e) {
 			out = append(out, e.Record)
 			holes = holes || e.Record.JSON == nil
@@ -200,6 +220,24 @@ func (s Scan) matches(w Written) bool {
 		return Within(s.Subject, w.Subject)
 	}
 	return w.Subject == s.Subject
+}
+
+// keyed reports whether a scan of a data index selects the written record
+// by the keys the index gave it at its commit, as the index's postings in
+// storage would: one of s.DataKeys within its own ids; known is false when
+// the index did not key the record at its commit.
+func (s Scan) keyed(w Written) (match, known bool) {
+	keys, known := dataindex.KeysOf(w.Keyed, s.DataIndex)
+	if !known {
+		return false, false
+	}
+	id := w.Record.ID
+	for _, l := range s.DataKeys {
+		if id >= l.From && id <= l.To && slices.Contains(keys, l.Key) {
+			return true, true
+		}
+	}
+	return false, true
 }
 
 // sliceIterator iterates records held in memory.

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/eventstore-service/eventstore/modules/dataindex"
 	"github.com/eventstore-service/eventstore/modules/event"
 )
 
@@ -139,5 +140,68 @@ func TestWindowFillsHoles(t *testing.T) {
 	}
 	if _, covered := w.any(0, 5, func(Written) bool { return false }); !covered {
 		t.Fatal("a check after the fill did not count the events as held")
+	}
+}
+
+// TestWindowReadsDataIndexKeys serves a read of a data index from the keys
+// the index gave the window's records at their commit, each lookup within
+// its own ids, and leaves to storage a read that spans a record the index
+// did not key (a hole, or one its build keys) or more than
+// windowKeyedSpan ids.
+func TestWindowReadsDataIndexKeys(t *testing.T) {
+	w := newWindow(DefaultWindowBytes)
+	keys := [][]dataindex.Key{{"sc1", "ka"}, {"sc2", "ka"}, {}, {"sc1", "sc2", "ka"}, {"sc2", "ka"}}
+	for i, k := range keys {
+		r := written(uint64(i), "/a", 1)
+		r.Keyed = []dataindex.Keyed{{Index: 9, Keys: k}, {Index: 3, Keys: []dataindex.Key{"sc1"}}}
+		w.add([]Written{r})
+	}
+	unkeyed := written(5, "/a", 1)
+	unkeyed.Keyed = []dataindex.Keyed{{Index: 3, Keys: []dataindex.Key{"sc1"}}}
+	w.add([]Written{unkeyed, written(6, "/a", 1)})
+	read := func(from, to uint64, descending bool, lookups ...dataindex.Lookup) (string, bool) {
+		records, holes, ok := w.scan(Scan{DataIndex: 9, DataKeys: lookups, From: from, To: to, Descending: descending})
+		if holes {
+			t.Fatalf("holes in %d..%d", from, to)
+		}
+		var out []string
+		for _, r := range records {
+			out = append(out, fmt.Sprint(r.ID))
+		}
+		return strings.Join(out, ","), ok
+	}
+	all := func(k dataindex.Key) dataindex.Lookup { return dataindex.Lookup{Key: k, To: ^uint64(0)} }
+	for _, tc := range []struct {
+		from, to   uint64
+		descending bool
+		lookups    []dataindex.Lookup
+		want       string
+	}{
+		{0, 4, false, []dataindex.Lookup{all("sc1")}, "0,3"},
+		{1, 4, false, []dataindex.Lookup{all("sc1"), all("sc2")}, "1,3,4"},
+		{0, 4, true, []dataindex.Lookup{all("sc2")}, "4,3,1"},
+		{0, 4, false, []dataindex.Lookup{{Key: "sc2", From: 2, To: 3}, {Key: "sc1", To: 0}}, "0,3"},
+		{0, 4, false, []dataindex.Lookup{all("sx")}, ""},
+	} {
+		got, ok := read(tc.from, tc.to, tc.descending, tc.lookups...)
+		if !ok || got != tc.want {
+			t.Errorf("%d..%d %+v: %q (served %t), want %q", tc.from, tc.to, tc.lookups, got, ok, tc.want)
+		}
+	}
+	for _, to := range []uint64{5, 6} {
+		if _, ok := read(0, to, false, all("sc1")); ok {
+			t.Errorf("a read of 0..%d over a record that the index did not key was served", to)
+		}
+	}
+	for id := uint64(7); id < windowKeyedSpan+10; id++ {
+		r := written(id, "/a", 1)
+		r.Keyed = []dataindex.Keyed{{Index: 9}}
+		w.add([]Written{r})
+	}
+	if _, ok := read(7, 7+windowKeyedSpan-1, false, all("sc1")); !ok {
+		t.Errorf("a read of %d ids was not served", windowKeyedSpan)
+	}
+	if _, ok := read(7, 7+windowKeyedSpan, false, all("sc1")); ok {
+		t.Errorf("a read of %d ids was served", windowKeyedSpan+1)
 	}
 }

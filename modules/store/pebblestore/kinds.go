@@ -84,3 +84,11 @@ func (k *kindKeys) forget(dropped []uint64) {
 		}
 	}
 }
+
+var _ store.KindHolder = (*Backend)(nil)
+
+// HoldsKind reports whether the kind key of the data index holds a
+// posting (store.KindHolder), probing the store the first time.
+func (b *Backend) HoldsKind(index uint64, key dataindex.Key) (bool, error) {
+	return b.kinds.holds(b.db, index, key)
+}
