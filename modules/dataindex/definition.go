@@ -115,7 +115,9 @@ func Tokens(path string) ([]string, error) {
 				return nil, invalid
 			}
 		}
-		tokens[i] = strings.NewReplacer("~1", "/", "~0", "~").Replace(t)
+		if strings.Contains(t, "~") {
+			tokens[i] = strings.NewReplacer("~1", "/", "~0", "~").Replace(t)
+		}
 	}
 	return tokens, nil
 }
@@ -126,7 +128,10 @@ func Path(fields []string) string {
 	var b strings.Builder
 	for _, f := range fields {
 		b.WriteByte('/')
-		b.WriteString(strings.NewReplacer("~", "~0", "/", "~1").Replace(f))
+		if strings.ContainsAny(f, "~/") {
+			f = strings.NewReplacer("~", "~0", "/", "~1").Replace(f)
+		}
+		b.WriteString(f)
 	}
 	return b.String()
 }

@@ -110,7 +110,7 @@ func (t token) keyword() string {
 // than MaxTokens tokens is an error.
 func lex(query string) ([]token, error) {
 	l := lexer{src: query, line: 1, col: 1}
-	tokens := make([]token, 0, min(len(query), MaxTokens)+1) // a token has a byte at least
+	tokens := make([]token, 0, min(len(query)/4, MaxTokens)+8) // a token and its space take four bytes or so
 	for {
 		t, err := l.next()
 		if err != nil {
