@@ -32,6 +32,16 @@ func PebbleMemory(limit int64) (cache, memtable int64) {
 	return pebblestore.MemTables * memtable, memtable
 }
 
+// KeyFilterBytes returns the memory of the data indexes' key filters
+// within a process memory limit in bytes (0: no limit, Pebble's default of
+// 64 MiB): a sixty-fourth of the limit, at most the default.
+func KeyFilterBytes(limit int64) int64 {
+	if limit <= 0 {
+		return pebblestore.DefaultKeyFilterBytes
+	}
+	return max(min(limit/64, pebblestore.DefaultKeyFilterBytes), 1)
+}
+
 // PebbleOffHeap returns the memory the Go heap leaves to Pebble within
 // limit when the binary is built with cgo, where Pebble allocates its
 // memtables outside the Go heap: a quarter of the limit.

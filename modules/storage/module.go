@@ -79,7 +79,8 @@ var pebbleBackend = fx.Options(
 		func(cfg config.Config, dir *datadir.Dir, log *zap.Logger) store.Opener {
 			cache, memtable := PebbleMemory(cfg.MemoryLimit)
 			return func() (store.Backend, error) {
-				b, err := OpenBackend(dir, log.Named("pebble"), pebblestore.Options{CacheSize: cache, MemTableSize: memtable, MaxOpenFiles: cfg.Files.StorageFiles})
+				b, err := OpenBackend(dir, log.Named("pebble"), pebblestore.Options{CacheSize: cache, MemTableSize: memtable, MaxOpenFiles: cfg.Files.StorageFiles,
+					KeyFilterBytes: KeyFilterBytes(cfg.MemoryLimit)})
 				if err != nil {
 					return nil, err
 				}

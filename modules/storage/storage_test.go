@@ -12,6 +12,7 @@ import (
 
 	"github.com/eventstore-service/eventstore/modules/health"
 	"github.com/eventstore-service/eventstore/modules/store"
+	"github.com/eventstore-service/eventstore/modules/store/pebblestore"
 )
 
 // figures is a store's figures set by the test.
@@ -157,6 +158,18 @@ func TestStoreMemoryWithinTheLimit(t *testing.T) {
 		}
 		if c.limit > 0 && int64(got.WindowBytes+got.LatestSubjects*latestEntryBytes) > c.limit/8 {
 			t.Errorf("limit %d: the store's caches take %+v, more than an eighth", c.limit, got)
+		}
+	}
+}
+
+func TestKeyFilterBytesWithinTheLimit(t *testing.T) {
+	for _, c := range []struct{ limit, want int64 }{
+		{0, pebblestore.DefaultKeyFilterBytes},
+		{256 << 20, 4 << 20},
+		{8 << 30, pebblestore.DefaultKeyFilterBytes},
+	} {
+		if got := KeyFilterBytes(c.limit); got != c.want {
+			t.Errorf("limit %d: %d, want %d", c.limit, got, c.want)
 		}
 	}
 }

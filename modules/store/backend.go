@@ -87,10 +87,10 @@ type Scan struct {
 	Descending bool
 }
 
-// KindHolder is a Reader that knows without a read whether a kind key of
-// a data index (dataindex.Key.IsKind) holds postings.
-type KindHolder interface {
-	HoldsKind(index uint64, key dataindex.Key) (bool, error)
+// KeyHolder is a Reader that knows, mostly without a read, of keys of a
+// data index that hold no posting: MayHold is false only for such a key.
+type KeyHolder interface {
+	MayHold(index uint64, key dataindex.Key) (bool, error)
 }
 
 // GroupFunc takes ids of events that have subject and eventType, in

@@ -265,27 +265,25 @@ func (v *View) EventTypes() ([]EventType, error) {
 	return out, nil
 }
 
-// heldKeys returns the read of a data index without the lookups of kind
-// keys that b knows to hold nothing (a comparison's failures, which mostly
-// none of the events have), its ids narrowed to those of the remaining
-// lookups: a read of the keys after a recent position then lies in the
-// window.
+// heldKeys returns the read of a data index without the lookups of keys
+// that b knows to hold nothing (a comparison's failures, which mostly none
+// of the events have; a tag no event has yet), its ids narrowed to those
+// of the remaining lookups: a read of the keys after a recent position
+// then lies in the window.
 func heldKeys(b Reader, sc Scan) (Scan, error) {
-	holder, ok := b.(KindHolder)
+	holder, ok := b.(KeyHolder)
 	if !ok {
 		return sc, nil
 	}
 	var lookups []dataindex.Lookup
 	from, to := uint64(math.MaxUint64), uint64(0)
 	for _, l := range sc.DataKeys {
-		if l.Key.IsKind() {
-			held, err := holder.HoldsKind(sc.DataIndex, l.Key)
-			if err != nil {
-				return sc, err
-			}
-			if !held {
-				continue
-			}
+		held, err := holder.MayHold(sc.DataIndex, l.Key)
+		if err != nil {
+			return sc, err
+		}
+		if !held {
+			continue
 		}
 		lookups = append(lookups, l)
 		from, to = min(from, l.From), max(to, l.To)

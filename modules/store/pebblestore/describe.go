@@ -1,7 +1,8 @@
 package pebblestore
 
 // Describe returns figures of the Pebble store for diagnostics: its
-// format, tables per level, memtables, WAL, block cache and compactions.
+// format, tables per level, memtables, WAL, block cache, compactions and
+// the data indexes' key filters.
 func (b *Backend) Describe() map[string]any {
 	m := b.db.Metrics()
 	var levels []map[string]any
@@ -21,5 +22,6 @@ func (b *Backend) Describe() map[string]any {
 		"blockCache":         map[string]any{"bytes": m.BlockCache.Size, "hits": m.BlockCache.Hits, "misses": m.BlockCache.Misses},
 		"compactions":        m.Compact.Count,
 		"flushes":            m.Flush.Count,
+		"keyFilters":         b.absent.describe(),
 	}
 }

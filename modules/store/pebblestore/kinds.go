@@ -85,10 +85,14 @@ func (k *kindKeys) forget(dropped []uint64) {
 	}
 }
 
-var _ store.KindHolder = (*Backend)(nil)
+var _ store.KeyHolder = (*Backend)(nil)
 
-// HoldsKind reports whether the kind key of the data index holds a
-// posting (store.KindHolder), probing the store the first time.
-func (b *Backend) HoldsKind(index uint64, key dataindex.Key) (bool, error) {
-	return b.kinds.holds(b.db, index, key)
+// MayHold reports whether the key of the data index may hold a posting
+// (store.KeyHolder): false for a kind key that holds none, and for a value
+// key that the index's key filters know to hold none.
+func (b *Backend) MayHold(index uint64, key dataindex.Key) (bool, error) {
+	if key.IsKind() {
+		return b.kinds.holds(b.db, index, key)
+	}
+	return b.absent.mayHold(b.db, index, key), nil
 }

@@ -41,6 +41,10 @@ type Options struct {
 	// MaxOpenFiles bounds the table files Pebble keeps open; Pebble's own
 	// default (1,000) when 0.
 	MaxOpenFiles int
+	// KeyFilterBytes bounds the memory of the filters that tell the keys
+	// of the data indexes that hold no posting; DefaultKeyFilterBytes
+	// when 0.
+	KeyFilterBytes int64
 	// Format is the format version of the store in the directory, which
 	// Open migrates to FormatVersion; 0 is FormatVersion (a new store).
 	Format Format
@@ -56,6 +60,7 @@ type Backend struct {
 	head          *store.Head // the last committed head, once known; writer goroutine only
 	format        Format      // the format version of the store: FormatVersion, or older read-only
 	kinds         *kindKeys   // which kind keys of the data indexes hold postings
+	absent        *absentKeys // which value keys of the data indexes hold none
 }
 
 var _ store.Backend = (*Backend)(nil)
@@ -107,15 +112,20 @@ func Open(dir string, log *zap.Logger, opts Options) (*Backend, error) {
 		}
 		return nil, fmt.Errorf("open pebble store in %s: %w", dir, err)
 	}
-	b := &Backend{db: db, batchPostings: newPostings(), format: FormatVersion, kinds: newKindKeys()}
+	if opts.KeyFilterBytes == 0 {
+		opts.KeyFilterBytes = DefaultKeyFilterBytes
+	}
+	b := &Backend{db: db, batchPostings: newPostings(), format: FormatVersion, kinds: newKindKeys(), absent: newAbsentKeys(int(opts.KeyFilterBytes))}
 	if opts.ReadOnly {
 		b.format = opts.Format
+		b.absent = newAbsentKeys(0) // nothing is written: each lookup reads
 	}
 	return b, nil
 }
 
 // Close closes the Pebble database.
 func (b *Backend) Close() error {
+	b.absent.close()
 	return guarded(b.db.Close)
 }
 
@@ -155,6 +165,7 @@ func (b *Backend) Reset() error {
 		return b.db.DeleteRange([]byte{0}, []byte{0xff}, pebble.Sync)
 	})
 	b.kinds.forget(nil)
+	b.absent.forget(nil)
 	b.head = nil
 	return err
 }
@@ -269,8 +280,11 @@ func (b *Backend) commit(sb store.Batch) error {
 	}
 	// The postings of the records, and apart from them (a posting's ids
 	// lie below the next one's first) those a build adds below.
+	b.absent.applying.RLock() // from the marks until the batch is applied
+	defer b.absent.applying.RUnlock()
 	for _, postings := range [][]store.Posting{sb.Postings, sb.Backfill} {
 		b.kinds.mark(postings)
+		b.absent.mark(postings)
 		for _, p := range postings {
 			index.add(dataPrefix(k[:0], p.Index, p.Key), p.ID)
 		}
@@ -310,6 +324,7 @@ func (b *Backend) commit(sb store.Batch) error {
 	}
 	if len(sb.Dropped) > 0 {
 		b.kinds.forget(sb.Dropped)
+		b.absent.forget(sb.Dropped)
 	}
 	return nil
 }
