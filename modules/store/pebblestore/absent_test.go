@@ -16,8 +16,8 @@ import (
 	"github.com/eventstore-service/eventstore/modules/store"
 )
 
-// keyedStore commits events to a Pebble store in memory, each with the
-// postings of the given keys in data index 7.
+// keyedStore commits events to a Pebble store in memory, with postings in
+// data index filteredIndex.
 type keyedStore struct {
 	t    *testing.T
 	b    *Backend
@@ -37,22 +37,59 @@ func openKeyed(t *testing.T, opts Options) *keyedStore {
 	return &keyedStore{t: t, b: b, head: store.Head{LastHash: event.ZeroHash}}
 }
 
-// write commits one event per key.
-func (s *keyedStore) write(keys ...dataindex.Key) {
+// commit commits one event per element of keyed, with a posting of each
+// of its keys.
+func (s *keyedStore) commit(keyed ...[]dataindex.Key) {
 	s.t.Helper()
 	var batch store.Batch
-	for _, key := range keys {
+	for _, keys := range keyed {
 		id := s.head.Count
 		_, r := event.Seal(nil, event.Candidate{Source: "https://x", Subject: "/a", Type: "io.x.t", Data: []byte(`{}`)}, id, time.Now(), []byte(s.head.LastHash))
 		s.head.Count, s.head.LastHash = id+1, r.Hash()
 		batch.Records = append(batch.Records, store.Written{Record: r, Subject: "/a", Type: "io.x.t"})
-		batch.Postings = append(batch.Postings, store.Posting{Index: filteredIndex, Key: key, ID: id}, store.Posting{Index: filteredIndex, Key: dataindex.StringKind, ID: id})
+		for _, key := range keys {
+			batch.Postings = append(batch.Postings, store.Posting{Index: filteredIndex, Key: key, ID: id})
+		}
 	}
 	s.head.Commits++
 	batch.Head = s.head
 	if err := s.b.commit(batch); err != nil {
 		s.t.Fatal(err)
 	}
+}
+
+// write commits one event per key, of a string: the key and the string
+// kind.
+func (s *keyedStore) write(keys ...dataindex.Key) {
+	s.t.Helper()
+	keyed := make([][]dataindex.Key, len(keys))
+	for i, key := range keys {
+		keyed[i] = []dataindex.Key{key, dataindex.StringKind}
+	}
+	s.commit(keyed...)
+}
+
+// drop commits the drop of the index.
+func (s *keyedStore) drop() {
+	s.t.Helper()
+	s.head.Commits++
+	if err := s.b.commit(store.Batch{Head: s.head, Dropped: []uint64{filteredIndex}}); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+// lookup returns the ids of the events with key.
+func (s *keyedStore) lookup(key dataindex.Key) []uint64 {
+	s.t.Helper()
+	var ids []uint64
+	it := s.b.Scan(store.Scan{DataIndex: filteredIndex, DataKeys: []dataindex.Lookup{{Key: key, To: math.MaxUint64}}, To: math.MaxUint64})
+	for it.Next() {
+		ids = append(ids, it.Record().ID)
+	}
+	if err := it.Close(); err != nil {
+		s.t.Fatal(err)
+	}
+	return ids
 }
 
 func (s *keyedStore) mayHold(key dataindex.Key) bool {
@@ -139,16 +176,11 @@ func TestAbsentKeysFiltered(t *testing.T) {
 	if blooms < 3 {
 		t.Errorf("%d blooms for %d keys", blooms, len(stored)+2_100)
 	}
-	it := s.b.Scan(store.Scan{DataIndex: filteredIndex, DataKeys: []dataindex.Lookup{{Key: "safter7", To: math.MaxUint64}, {Key: "sabsent1", To: math.MaxUint64}}, To: math.MaxUint64})
-	var ids []uint64
-	for it.Next() {
-		ids = append(ids, it.Record().ID)
+	if got, want := s.lookup("safter7"), []uint64{uint64(len(stored) + 2_000 + 7)}; !slices.Equal(got, want) {
+		t.Errorf("lookup of after7: %v, want %v", got, want)
 	}
-	if err := it.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if want := []uint64{uint64(len(stored) + 2_000 + 7)}; !slices.Equal(ids, want) {
-		t.Errorf("lookup of after7 and absent1: %v, want %v", ids, want)
+	if got := s.lookup("sabsent1"); len(got) != 0 {
+		t.Errorf("lookup of absent1: %v", got)
 	}
 }
 
@@ -169,10 +201,7 @@ func TestAbsentKeysForgotten(t *testing.T) {
 	if s.mayHold("sx") {
 		t.Fatal("an absent key may hold")
 	}
-	s.head.Commits++
-	if err := s.b.commit(store.Batch{Head: s.head, Dropped: []uint64{filteredIndex}}); err != nil {
-		t.Fatal(err)
-	}
+	s.drop()
 	if len(s.b.absent.filters) != 0 || s.b.absent.bytes != 0 {
 		t.Fatalf("a dropped index's filters remain: %d, %d bytes", len(s.b.absent.filters), s.b.absent.bytes)
 	}
