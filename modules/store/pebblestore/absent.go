@@ -42,7 +42,8 @@ type absentKeys struct {
 	applying sync.RWMutex // read-held by a commit from its mark to its apply
 	mu       sync.Mutex
 	filters  map[uint64]*keyFilter
-	bytes    int // of every filter
+	gone     map[uint64]bool // dropped indexes, whose ids never return
+	bytes    int             // of every filter
 	limit    int
 	closed   bool
 	scans    sync.WaitGroup
@@ -59,7 +60,7 @@ type keyFilter struct {
 }
 
 func newAbsentKeys(limit int) *absentKeys {
-	return &absentKeys{filters: map[uint64]*keyFilter{}, limit: limit}
+	return &absentKeys{filters: map[uint64]*keyFilter{}, gone: map[uint64]bool{}, limit: limit}
 }
 
 // filterKey is the part of a key's entries that names it: its length and
@@ -99,7 +100,7 @@ func (a *absentKeys) start(db *pebble.DB, index uint64) {
 	defer a.applying.Unlock()
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if _, known := a.filters[index]; known || a.closed {
+	if _, known := a.filters[index]; known || a.gone[index] || a.closed {
 		return
 	}
 	f := &keyFilter{}
@@ -227,6 +228,12 @@ func (a *absentKeys) forget(dropped []uint64) {
 			a.drop(f)
 			delete(a.filters, id)
 		}
+	}
+	if dropped == nil {
+		clear(a.gone)
+	}
+	for _, id := range dropped {
+		a.gone[id] = true // a reader that planned with it makes no filter of it again
 	}
 }
 
