@@ -89,6 +89,8 @@ type Scan struct {
 
 // KeyHolder is a Reader that knows, mostly without a read, of keys of a
 // data index that hold no posting: MayHold is false only for such a key.
+// A view leaves the lookups of those keys out of the scans it asks of the
+// backend.
 type KeyHolder interface {
 	MayHold(index uint64, key dataindex.Key) (bool, error)
 }

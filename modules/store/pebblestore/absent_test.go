@@ -78,10 +78,14 @@ func (s *keyedStore) drop() {
 	}
 }
 
-// lookup returns the ids of the events with key.
+// lookup returns the ids of the events with key, asking first whether
+// the key may hold any, as the store does (store.KeyHolder).
 func (s *keyedStore) lookup(key dataindex.Key) []uint64 {
 	s.t.Helper()
 	var ids []uint64
+	if !s.mayHold(key) {
+		return nil
+	}
 	it := s.b.Scan(store.Scan{DataIndex: filteredIndex, DataKeys: []dataindex.Lookup{{Key: key, To: math.MaxUint64}}, To: math.MaxUint64})
 	for it.Next() {
 		ids = append(ids, it.Record().ID)

@@ -35,13 +35,6 @@ func (b *Backend) Scan(s store.Scan) store.RecordIterator {
 			if ranged.From > ranged.To {
 				continue
 			}
-			held, err := b.MayHold(s.DataIndex, l.Key)
-			if err != nil {
-				return &failedIterator{err: errors.Join(err, closeAll(ids))}
-			}
-			if !held {
-				continue
-			}
 			ids = append(ids, b.index(dataPrefix(nil, s.DataIndex, l.Key), ranged))
 		}
 		if len(ids) == 0 {
