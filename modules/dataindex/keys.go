@@ -85,6 +85,22 @@ type Lookup struct {
 	From, To uint64
 }
 
+// Reads reports whether lookups of index read the event id by the keys
+// the index gave it at its commit (keyed): one of the lookups' keys within
+// its own ids; known is false when the index did not key the event then.
+func Reads(lookups []Lookup, index uint64, keyed []Keyed, id uint64) (match, known bool) {
+	keys, known := KeysOf(keyed, index)
+	if !known {
+		return false, false
+	}
+	for _, l := range lookups {
+		if id >= l.From && id <= l.To && slices.Contains(keys, l.Key) {
+			return true, true
+		}
+	}
+	return false, true
+}
+
 // Equal returns the keys a lookup for x.data.<path> == lit reads: the
 // events whose value is lit (a key of String, Int or Bool), and those
 // whose value is of another kind than lit's and not null, on which the

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
-	"slices"
 	"strings"
 	"time"
 
@@ -133,16 +132,8 @@ func keyed(sel Selection, w Written) bool {
 	if sel.DataIndex == 0 {
 		return true
 	}
-	keys, known := dataindex.KeysOf(w.Keyed, sel.DataIndex)
-	if !known {
-		return true
-	}
-	for _, l := range sel.DataKeys {
-		if w.Record.ID >= l.From && w.Record.ID <= l.To && slices.Contains(keys, l.Key) {
-			return true
-		}
-	}
-	return false
+	match, known := dataindex.Reads(sel.DataKeys, sel.DataIndex, w.Keyed, w.Record.ID)
+	return match || !known
 }
 
 // admits reports whether every WHERE conjunct of q that reads only the

@@ -108,7 +108,7 @@ func (w *window) scan(s Scan) (records []event.Record, holes, ok bool) {
 	for id := s.From; id <= s.To; id++ {
 		e := w.entries[(w.start+int(id-w.first))%len(w.entries)]
 		if s.DataIndex != 0 {
-			match, known := s.keyed(e)
+			match, known := dataindex.Reads(s.DataKeys, s.DataIndex, e.Keyed, e.Record.ID)
 			if !known {
 				return nil, false, false // a hole, or keyed by the index's build
 			}
@@ -220,24 +220,6 @@ func (s Scan) matches(w Written) bool {
 		return Within(s.Subject, w.Subject)
 	}
 	return w.Subject == s.Subject
-}
-
-// keyed reports whether a scan of a data index selects the written record
-// by the keys the index gave it at its commit, as the index's postings in
-// storage would: one of s.DataKeys within its own ids; known is false when
-// the index did not key the record at its commit.
-func (s Scan) keyed(w Written) (match, known bool) {
-	keys, known := dataindex.KeysOf(w.Keyed, s.DataIndex)
-	if !known {
-		return false, false
-	}
-	id := w.Record.ID
-	for _, l := range s.DataKeys {
-		if id >= l.From && id <= l.To && slices.Contains(keys, l.Key) {
-			return true, true
-		}
-	}
-	return false, true
 }
 
 // sliceIterator iterates records held in memory.

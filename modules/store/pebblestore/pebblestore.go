@@ -112,13 +112,15 @@ func Open(dir string, log *zap.Logger, opts Options) (*Backend, error) {
 		}
 		return nil, fmt.Errorf("open pebble store in %s: %w", dir, err)
 	}
-	if opts.KeyFilterBytes == 0 {
+	switch {
+	case opts.ReadOnly:
+		opts.KeyFilterBytes = 0 // nothing is written: each lookup reads
+	case opts.KeyFilterBytes == 0:
 		opts.KeyFilterBytes = DefaultKeyFilterBytes
 	}
 	b := &Backend{db: db, batchPostings: newPostings(), format: FormatVersion, kinds: newKindKeys(), absent: newAbsentKeys(int(opts.KeyFilterBytes))}
 	if opts.ReadOnly {
 		b.format = opts.Format
-		b.absent = newAbsentKeys(0) // nothing is written: each lookup reads
 	}
 	return b, nil
 }
