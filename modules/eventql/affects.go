@@ -49,12 +49,12 @@ type Affecter struct {
 // database offered it; nil for none); emit writes an event's complete
 // JSON, as the database of a run does.
 func (p *Program) Affecter(indexes []DataIndex, emit func(dst []byte, r event.Record) []byte) *Affecter {
-	a := &Affecter{q: p.q, ex: &execution{ctx: context.Background(), db: emitOnly(emit), rand: rand.New(rand.NewPCG(1, 2))}}
+	var data map[*Query][]Selection
 	if len(indexes) > 0 {
-		a.data = map[*Query][]Selection{}
+		data = map[*Query][]Selection{}
 		var plan func(q *Query)
 		plan = func(q *Query) {
-			a.data[q], _ = q.plan.forRun(indexes)
+			data[q], _ = q.plan.forRun(indexes)
 			for _, f := range q.Froms {
 				if f.Kind == SourceQuery {
 					plan(f.Sub)
@@ -63,13 +63,20 @@ func (p *Program) Affecter(indexes []DataIndex, emit func(dst []byte, r event.Re
 		}
 		plan(p.q)
 	}
-	return a
+	return newAffecter(p.q, emit, data)
+}
+
+// newAffecter returns the Affecter of q for a run that planned each level
+// with data (nil: without data indexes; a level missing from it is
+// treated as if it read none).
+func newAffecter(q *Query, emit func(dst []byte, r event.Record) []byte, data map[*Query][]Selection) *Affecter {
+	return &Affecter{q: q, data: data, ex: &execution{ctx: context.Background(), db: emitOnly(emit), rand: rand.New(rand.NewPCG(1, 2))}}
 }
 
 // Affects reports whether writing w could change what the run yielded
 // (Program.Affects).
 func (a *Affecter) Affects(w Written) bool {
-	a.ex.now = time.Now().UTC()
+	a.ex.now = time.Time{} // NOW() reads the clock once, if at all
 	return a.ex.affects(a.q, w, a.data)
 }
 

@@ -1,6 +1,7 @@
 package eventql
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -112,9 +113,19 @@ func TestAffecterReadsKeys(t *testing.T) {
 		{"keys unknown, data of c2", written(20, `{"tags":["c2"]}`, false), false},
 		{"keys unknown, data of c1", written(20, `{"tags":["c1"]}`, false), true},
 	}
+	// The Affecter a run hands over (Options.Affecter) is planned as the run
+	// was: with the index the database offered.
+	var ran *Affecter
+	if _, err := p.Run(context.Background(), indexedDB{emitOnly(emit), indexes}, Options{Affecter: func(a *Affecter) { ran = a }},
+		func(Value) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range cases {
 		if got := p.Affecter(indexes, emit).Affects(tc.event); got != tc.affects {
 			t.Errorf("%s: affects %v, want %v", tc.name, got, tc.affects)
+		}
+		if got := ran.Affects(tc.event); got != tc.affects {
+			t.Errorf("%s, the run's Affecter: affects %v, want %v", tc.name, got, tc.affects)
 		}
 	}
 	// Without the index the run read the data: the keys are not consulted.
@@ -122,3 +133,12 @@ func TestAffecterReadsKeys(t *testing.T) {
 		t.Error("a run without the index: an event of c1 keyed otherwise does not affect it")
 	}
 }
+
+// indexedDB is an empty database that offers data indexes.
+type indexedDB struct {
+	emitOnly
+	indexes []DataIndex
+}
+
+func (indexedDB) Events(context.Context, Selection, func(event.Record) bool) error { return nil }
+func (db indexedDB) DataIndexes() []DataIndex                                      { return db.indexes }

@@ -41,8 +41,8 @@ func (p *Program) DataPaths() []string {
 	var paths []string
 	var collect func(q *Query)
 	collect = func(q *Query) {
-		for _, c := range q.plan.conjuncts {
-			if form, ok := q.plan.data[c]; ok && !slices.Contains(paths, form.path) {
+		for _, form := range q.plan.data {
+			if form != nil && !slices.Contains(paths, form.path) {
 				paths = append(paths, form.path)
 			}
 		}
@@ -59,7 +59,7 @@ func (p *Program) DataPaths() []string {
 // readsData reports whether a level of q has a conjunct that a data index
 // could serve.
 func readsData(q *Query) bool {
-	if len(q.plan.data) > 0 {
+	if q.plan.hasData {
 		return true
 	}
 	for _, f := range q.Froms {
@@ -109,6 +109,10 @@ type Options struct {
 	Turn func() error
 	// Ran, unless nil, learns the stats of every run as it ends.
 	Ran func(Stats)
+	// Affecter, unless nil, receives as the run ends the Affecter of its
+	// plan: Program.Affecter with the data indexes the run planned with,
+	// without planning again.
+	Affecter func(*Affecter)
 }
 
 // Stats describe an execution.
@@ -156,7 +160,13 @@ func (p *Program) run(ctx context.Context, db Database, opts Options, emit func(
 	if indexed, ok := db.(DataIndexed); ok && readsData(p.q) {
 		ex.indexes = indexed.DataIndexes()
 	}
+	if opts.Affecter != nil && len(ex.indexes) > 0 {
+		ex.planned = map[*Query][]Selection{}
+	}
 	err := ex.level(p.q, emit)
+	if opts.Affecter != nil {
+		opts.Affecter(newAffecter(p.q, db.Emit, ex.planned))
+	}
 	if ex.pool != nil {
 		ex.pool.give(ex.used) // all of it goes with the run
 	}
@@ -241,6 +251,9 @@ type execution struct {
 	// indexes are the ready data indexes of the database as the run began.
 	indexes []DataIndex
 	scanAll bool // read every event, serve no conjunct (tests)
+	// planned, when Options.Affecter asks for it, holds each level's
+	// selections as the run planned them with indexes.
+	planned map[*Query][]Selection
 	loaded  int64
 	ticks   int
 	// scanner parses the events of the run, one at a time.
@@ -334,6 +347,9 @@ func (ex *execution) level(q *Query, emit func(Value) error) error {
 		st.selections, st.conditions = q.plan.build(ex.indexes, false)
 	} else {
 		st.selections, st.conditions = q.plan.forRun(ex.indexes)
+	}
+	if ex.planned != nil {
+		ex.planned[q] = st.selections
 	}
 	if q.Order != nil && !q.plan.presorted {
 		st.sorter = newSorter(q)

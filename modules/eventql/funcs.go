@@ -293,7 +293,12 @@ func replace(_ *execution, a []Value, _ Pos) (Value, error) {
 	return String(strings.ReplaceAll(a[0].s, a[1].s, a[2].s)), nil
 }
 
-func now(ex *execution, _ []Value, _ Pos) (Value, error) { return dateTime(ex.now), nil }
+func now(ex *execution, _ []Value, _ Pos) (Value, error) {
+	if ex.now.IsZero() { // an Affects check reads the clock only when asked
+		ex.now = time.Now().UTC()
+	}
+	return dateTime(ex.now), nil
+}
 
 // datePart is a part of a DATE or DATETIME.
 func datePart(part func(time.Time) int) func(*execution, []Value, Pos) (Value, error) {

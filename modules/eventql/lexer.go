@@ -50,7 +50,7 @@ func runtimeErr(pos Pos, format string, args ...any) *Error {
 	return &Error{Pos: pos, Msg: fmt.Sprintf(format, args...)}
 }
 
-type tokenKind int
+type tokenKind uint8
 
 const (
 	tokEOF tokenKind = iota
@@ -62,15 +62,16 @@ const (
 )
 
 type token struct {
-	kind tokenKind
 	text string // the word, the symbol, or the string's decoded value
 	i    int64
 	f    float64
 	pos  Pos
+	kind tokenKind
+	kw   uint8 // the keyword a word is: its place in keywordNames, 0 for none
 }
 
 // describe names the token for error messages.
-func (t token) describe() string {
+func (t *token) describe() string {
 	switch t.kind {
 	case tokEOF:
 		return "end of query"
@@ -82,29 +83,44 @@ func (t token) describe() string {
 	return "'" + t.text + "'"
 }
 
-var keywords = map[string]bool{
-	"FROM": true, "IN": true, "WHERE": true, "ORDER": true, "BY": true, "ASC": true, "DESC": true, "GROUP": true,
-	"HAVING": true, "SKIP": true, "TOP": true, "PROJECT": true, "INTO": true, "DISTINCT": true, "AND": true, "OR": true,
-	"XOR": true, "NOT": true, "CONTAINS": true, "AS": true, "TRUE": true, "FALSE": true, "NULL": true, "EVENTS": true,
-	"SUBJECTS": true, "EVENTTYPES": true,
+// keywordNames are the keywords, after "" (no keyword).
+var keywordNames = []string{"", "FROM", "IN", "WHERE", "ORDER", "BY", "ASC", "DESC", "GROUP", "HAVING", "SKIP", "TOP",
+	"PROJECT", "INTO", "DISTINCT", "AND", "OR", "XOR", "NOT", "CONTAINS", "AS", "TRUE", "FALSE", "NULL", "EVENTS",
+	"SUBJECTS", "EVENTTYPES"}
+
+// keywords maps each keyword to its place in keywordNames.
+var keywords = func() map[string]uint8 {
+	m := make(map[string]uint8, len(keywordNames))
+	for i, kw := range keywordNames[1:] {
+		m[kw] = uint8(i + 1)
+	}
+	return m
+}()
+
+// lookupFold looks word up in m, whose keys are upper case, ignoring the
+// case of word's ASCII letters; it allocates nothing.
+func lookupFold[V any](m map[string]V, word string) (V, bool) {
+	var buf [16]byte
+	if len(word) > len(buf) {
+		var zero V
+		return zero, false
+	}
+	for i := 0; i < len(word); i++ {
+		c := word[i]
+		if c >= 'a' && c <= 'z' {
+			c -= 'a' - 'A'
+		}
+		buf[i] = c
+	}
+	v, ok := m[string(buf[:len(word)])]
+	return v, ok
 }
 
 // isKeyword reports whether the token is the keyword kw (any case).
-func (t token) isKeyword(kw string) bool {
-	return t.kind == tokWord && strings.EqualFold(t.text, kw)
-}
+func (t *token) isKeyword(kw string) bool { return t.kw != 0 && keywordNames[t.kw] == kw }
 
 // keyword returns the upper-case keyword the token is, or "".
-func (t token) keyword() string {
-	if t.kind != tokWord {
-		return ""
-	}
-	upper := strings.ToUpper(t.text)
-	if keywords[upper] {
-		return upper
-	}
-	return ""
-}
+func (t *token) keyword() string { return keywordNames[t.kw] }
 
 // lex splits a query into tokens, ending with tokEOF; a query of more
 // than MaxTokens tokens is an error.
@@ -136,6 +152,15 @@ func (l *lexer) pos() Pos { return Pos{l.line, l.col} }
 
 // advance moves past one character.
 func (l *lexer) advance() {
+	if c := l.src[l.off]; c < utf8.RuneSelf {
+		l.off++
+		if c == '\n' {
+			l.line, l.col = l.line+1, 1
+		} else {
+			l.col++
+		}
+		return
+	}
 	r, size := utf8.DecodeRuneInString(l.src[l.off:])
 	l.off += size
 	if r == '\n' {
@@ -200,9 +225,15 @@ func (l *lexer) next() (token, error) {
 	case isWordStart(c):
 		start := l.off
 		for l.off < len(l.src) && isWordByte(l.src[l.off]) {
-			l.advance()
+			l.off++
 		}
-		return token{kind: tokWord, text: l.src[start:l.off], pos: pos}, nil
+		l.col += l.off - start
+		word := l.src[start:l.off]
+		var kw uint8
+		if len(word) > 1 { // no keyword is shorter
+			kw, _ = lookupFold(keywords, word)
+		}
+		return token{kind: tokWord, text: word, kw: kw, pos: pos}, nil
 	case isDigit(c):
 		return l.number(pos)
 	case c == '"' || c == '\'':
@@ -217,7 +248,7 @@ func (l *lexer) next() (token, error) {
 	}
 	if strings.IndexByte("<>+-*/()[]{},:.", c) >= 0 {
 		l.advance()
-		return token{kind: tokSymbol, text: string(c), pos: pos}, nil
+		return token{kind: tokSymbol, text: l.src[l.off-1 : l.off], pos: pos}, nil
 	}
 	r, _ := utf8.DecodeRuneInString(l.src[l.off:])
 	return token{}, staticErr(pos, "unexpected character %s", strconv.QuoteRune(r))
@@ -272,6 +303,19 @@ func (l *lexer) number(pos Pos) (token, error) {
 
 func (l *lexer) str(pos Pos, quote byte) (token, error) {
 	l.advance() // opening quote
+	// Most literals are ASCII without escapes: their value is their text.
+	for i := l.off; i < len(l.src); i++ {
+		c := l.src[i]
+		if c == quote {
+			text := l.src[l.off:i]
+			l.col += i + 1 - l.off
+			l.off = i + 1
+			return token{kind: tokString, text: text, pos: pos}, nil
+		}
+		if c == '\\' || c == '\r' || c == '\n' || c >= utf8.RuneSelf {
+			break
+		}
+	}
 	var b strings.Builder
 	for {
 		if l.off >= len(l.src) {
@@ -303,13 +347,15 @@ func (l *lexer) str(pos Pos, quote byte) (token, error) {
 	}
 }
 
+// simpleEscapes are the escapes of one character after the backslash.
+var simpleEscapes = map[byte]rune{'"': '"', '\'': '\'', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}
+
 func (l *lexer) escape(pos Pos) (rune, error) {
 	if l.off >= len(l.src) {
 		return 0, staticErr(pos, "unterminated string literal")
 	}
 	c := l.src[l.off]
-	simple := map[byte]rune{'"': '"', '\'': '\'', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}
-	if r, ok := simple[c]; ok {
+	if r, ok := simpleEscapes[c]; ok {
 		l.advance()
 		return r, nil
 	}

@@ -58,9 +58,9 @@ type parser struct {
 	depth  int
 }
 
-func (p *parser) peek() token { return p.tokens[p.i] }
-func (p *parser) next() token {
-	t := p.tokens[p.i]
+func (p *parser) peek() *token { return &p.tokens[p.i] }
+func (p *parser) next() *token {
+	t := &p.tokens[p.i]
 	if t.kind != tokEOF {
 		p.i++
 	}
@@ -72,7 +72,7 @@ func (p *parser) isSymbol(s string) bool {
 	return t.kind == tokSymbol && t.text == s
 }
 
-func (p *parser) expectSymbol(s string) (token, error) {
+func (p *parser) expectSymbol(s string) (*token, error) {
 	t := p.next()
 	if t.kind != tokSymbol || t.text != s {
 		return t, staticErr(t.pos, "expected '%s', found %s", s, t.describe())
@@ -80,7 +80,7 @@ func (p *parser) expectSymbol(s string) (token, error) {
 	return t, nil
 }
 
-func (p *parser) expectKeyword(kw, what string) (token, error) {
+func (p *parser) expectKeyword(kw, what string) (*token, error) {
 	t := p.next()
 	if !t.isKeyword(kw) {
 		return t, staticErr(t.pos, "expected %s, found %s", what, t.describe())
@@ -89,7 +89,7 @@ func (p *parser) expectKeyword(kw, what string) (token, error) {
 }
 
 // enter counts one level of nesting at t.
-func (p *parser) enter(t token) error {
+func (p *parser) enter(t *token) error {
 	p.depth++
 	if p.depth > MaxNesting {
 		return staticErr(t.pos, "nesting deeper than %d levels", MaxNesting)
@@ -290,10 +290,19 @@ func (p *parser) chainOperand(level int) (Expr, error) {
 }
 
 // chainOp tells whether t is an operator of level, and which.
-func chainOp(level int, t token) (string, bool) {
-	for _, op := range chainLevels[level] {
-		if (t.kind == tokSymbol && t.text == op) || t.isKeyword(op) {
-			return op, true
+func chainOp(level int, t *token) (string, bool) {
+	var op string
+	switch t.kind {
+	case tokSymbol:
+		op = t.text
+	case tokWord:
+		op = t.keyword()
+	default:
+		return "", false
+	}
+	for _, o := range chainLevels[level] {
+		if o == op {
+			return o, true
 		}
 	}
 	return "", false
@@ -316,7 +325,7 @@ func (p *parser) not() (Expr, error) {
 }
 
 // comparisonOp tells whether a token is a comparison operator, and which.
-func comparisonOp(t token) (string, bool) {
+func comparisonOp(t *token) (string, bool) {
 	if t.kind == tokSymbol {
 		switch t.text {
 		case "==", "!=", "<", "<=", ">", ">=":
@@ -377,7 +386,7 @@ func (p *parser) cast() (Expr, error) {
 	for p.peek().isKeyword("AS") {
 		as := p.next()
 		t := p.next()
-		kind, ok := typeNames[strings.ToUpper(t.text)]
+		kind, ok := lookupFold(typeNames, t.text)
 		if t.kind != tokWord || !ok {
 			if t.kind == tokWord {
 				return nil, staticErr(t.pos, "unknown type '%s'", t.text)
@@ -465,7 +474,7 @@ func (p *parser) primary() (Expr, error) {
 	return &AliasRef{Pos: t.pos, Name: t.text}, nil
 }
 
-func (p *parser) call(name token) (Expr, error) {
+func (p *parser) call(name *token) (Expr, error) {
 	open := p.next()
 	if err := p.enter(open); err != nil {
 		return nil, err

@@ -205,7 +205,6 @@ func idPlus(e Expr, isEvents func(int) bool) (slot int, k int64, ok bool) {
 // and x.id AS INT ± k in place of x.id AS INT: x.id AS INT + k > n is
 // x.id AS INT > n - k.
 func idRangeForm(left Expr, op string, right Expr, isEvents func(int) bool) (indexForm, bool) {
-	flip := map[string]string{"==": "==", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
 	for i, sides := range [][2]Expr{{left, right}, {right, left}} {
 		slot, k, isID := idPlus(sides[0], isEvents)
 		lit, isInt := intLiteral(sides[1])
@@ -217,7 +216,7 @@ func idRangeForm(left Expr, op string, right Expr, isEvents func(int) bool) (ind
 			return indexForm{}, false // beyond INT: left to the evaluation
 		}
 		if i == 1 {
-			op = flip[op]
+			op = flipped(op)
 		}
 		form := indexForm{slot: slot, isRange: true, from: 0, to: math.MaxUint64}
 		switch op {
@@ -253,6 +252,21 @@ func idRangeForm(left Expr, op string, right Expr, isEvents func(int) bool) (ind
 	return indexForm{}, false
 }
 
+// flipped returns the comparison that holds with its sides swapped.
+func flipped(op string) string {
+	switch op {
+	case "<":
+		return ">"
+	case "<=":
+		return ">="
+	case ">":
+		return "<"
+	case ">=":
+		return "<="
+	}
+	return op
+}
+
 // plan is how one query level reads its events sources and evaluates its
 // WHERE: the selection of each events alias, and the conjuncts left to
 // evaluate, index conjuncts first (docs/eventql.md §11.3). Compile makes it
@@ -270,9 +284,12 @@ type plan struct {
 
 	base      []Selection // before the WHERE narrows them
 	conjuncts []Expr      // of the WHERE, in written order
-	forms     map[Expr]indexForm
-	data      map[Expr]dataForm
-	events    []bool // by slot: an events source
+	// forms and data are, by place in conjuncts, the index conjunct form
+	// and the data conjunct form of each conjunct, or nil.
+	forms   []*indexForm
+	data    []*dataForm
+	hasData bool   // some conjunct has a data form
+	events  []bool // by slot: an events source
 }
 
 // lookupRank orders lookups by expected selectivity: none, subject and
@@ -294,8 +311,7 @@ func lookupRank(ls []Lookup) int {
 }
 
 func makePlan(q *Query) plan {
-	p := plan{base: make([]Selection, len(q.Froms)), forms: map[Expr]indexForm{}, data: map[Expr]dataForm{},
-		events: make([]bool, len(q.Froms))}
+	p := plan{base: make([]Selection, len(q.Froms)), events: make([]bool, len(q.Froms))}
 	for i := range p.base {
 		p.base[i] = Selection{From: 0, To: math.MaxUint64}
 		p.events[i] = q.Froms[i].Kind == SourceEvents
@@ -307,11 +323,12 @@ func makePlan(q *Query) plan {
 	if q.Where != nil {
 		isEvents := func(slot int) bool { return slot < len(q.Froms) && q.Froms[slot].Kind == SourceEvents }
 		p.conjuncts = appendConjuncts(nil, q.Where)
-		for _, c := range p.conjuncts {
+		p.forms, p.data = make([]*indexForm, len(p.conjuncts)), make([]*dataForm, len(p.conjuncts))
+		for i, c := range p.conjuncts {
 			if form, ok := indexFormOf(c, isEvents); ok {
-				p.forms[c] = form
+				p.forms[i] = &form
 			} else if form, ok := dataFormOf(c, isEvents); ok {
-				p.data[c] = form
+				p.data[i], p.hasData = &form, true
 			}
 		}
 	}
@@ -323,7 +340,7 @@ func makePlan(q *Query) plan {
 // that offers the ready data indexes (DataIndexes); without any that
 // serve a conjunct of the level, those of the plan.
 func (p *plan) forRun(indexes []DataIndex) ([]Selection, []Expr) {
-	if len(indexes) == 0 || len(p.data) == 0 {
+	if len(indexes) == 0 || !p.hasData {
 		return p.selections, p.conditions
 	}
 	return p.build(indexes, true)
@@ -348,10 +365,10 @@ func (p *plan) forRun(indexes []DataIndex) ([]Selection, []Expr) {
 // drops at it.
 func (p *plan) build(indexes []DataIndex, access bool) ([]Selection, []Expr) {
 	selections := slices.Clone(p.base)
-	served := map[Expr]bool{}
-	isIndex := map[Expr]bool{}
-	for c := range p.forms {
-		isIndex[c] = true
+	served := make([]bool, len(p.conjuncts))
+	isIndex := make([]bool, len(p.conjuncts))
+	for i, form := range p.forms {
+		isIndex[i] = form != nil
 	}
 	for slot, events := range p.events {
 		if !events {
@@ -359,17 +376,16 @@ func (p *plan) build(indexes []DataIndex, access bool) ([]Selection, []Expr) {
 		}
 		sel := &selections[slot]
 		data, index, failing, keyed := p.dataIndexOf(slot, indexes, isIndex)
-		var best, subjectEq, typeEq Expr
-		var keyRanges []Expr // narrowing the data keys alone
+		best, subjectEq, typeEq := -1, -1, -1 // places in conjuncts
+		var keyRanges []int                   // narrowing the data keys alone
 		keyFrom, keyTo := uint64(0), uint64(math.MaxUint64)
-		for i, c := range p.conjuncts {
-			form, ok := p.forms[c]
-			if !ok || form.slot != slot {
+		for i, form := range p.forms {
+			if form == nil || form.slot != slot {
 				continue
 			}
 			if form.isRange && i > failing && i < keyed {
 				keyFrom, keyTo = max(keyFrom, form.from), min(keyTo, form.to)
-				keyRanges = append(keyRanges, c)
+				keyRanges = append(keyRanges, i)
 				continue
 			}
 			if i > failing {
@@ -377,27 +393,27 @@ func (p *plan) build(indexes []DataIndex, access bool) ([]Selection, []Expr) {
 			}
 			if form.isRange {
 				sel.From, sel.To = max(sel.From, form.from), min(sel.To, form.to)
-				served[c] = true
+				served[i] = true
 				continue
 			}
-			if len(form.lookups) == 1 && subjectEq == nil && form.lookups[0].Subject != "" {
-				subjectEq = c
+			if len(form.lookups) == 1 && subjectEq < 0 && form.lookups[0].Subject != "" {
+				subjectEq = i
 			}
-			if len(form.lookups) == 1 && typeEq == nil && form.lookups[0].Type != "" {
-				typeEq = c
+			if len(form.lookups) == 1 && typeEq < 0 && form.lookups[0].Type != "" {
+				typeEq = i
 			}
-			if best == nil || lookupRank(form.lookups) < lookupRank(p.forms[best].lookups) {
-				best = c
+			if best < 0 || lookupRank(form.lookups) < lookupRank(p.forms[best].lookups) {
+				best = i
 			}
 		}
 		switch {
-		case subjectEq != nil && typeEq != nil:
+		case subjectEq >= 0 && typeEq >= 0:
 			sel.Lookups = []Lookup{{Subject: p.forms[subjectEq].lookups[0].Subject, Type: p.forms[typeEq].lookups[0].Type}}
 			served[subjectEq], served[typeEq] = true, true
-		case best != nil && len(p.forms[best].lookups) == 0: // [] CONTAINS x.type, x.type == "": nothing
+		case best >= 0 && len(p.forms[best].lookups) == 0: // [] CONTAINS x.type, x.type == "": nothing
 			sel.From, sel.To = 1, 0
 			served[best] = true
-		case data != nil && (best == nil || lookupRank(p.forms[best].lookups) > 1):
+		case data >= 0 && (best < 0 || lookupRank(p.forms[best].lookups) > 1):
 			form := p.data[data]
 			sel.DataIndex = index.ID
 			for _, k := range form.keys {
@@ -409,18 +425,19 @@ func (p *plan) build(indexes []DataIndex, access bool) ([]Selection, []Expr) {
 			for _, c := range keyRanges {
 				served[c] = true
 			}
-		case best != nil:
+		case best >= 0:
 			sel.Lookups = p.forms[best].lookups
 			served[best] = true
 		}
 	}
 	if !access {
-		selections, served = slices.Clone(p.base), nil
+		selections = slices.Clone(p.base)
+		clear(served)
 	}
-	var conditions []Expr
+	conditions := make([]Expr, 0, len(p.conjuncts))
 	for _, index := range []bool{true, false} {
-		for _, c := range p.conjuncts {
-			if isIndex[c] == index && !served[c] {
+		for i, c := range p.conjuncts {
+			if isIndex[i] == index && !served[i] {
 				conditions = append(conditions, c)
 			}
 		}
@@ -440,28 +457,31 @@ func (p *plan) build(indexes []DataIndex, access bool) ([]Selection, []Expr) {
 // type conjunct written before it allows no type outside them: the events
 // of other types, which the index does not list, are dropped before the
 // conjunct could fail on them.
-func (p *plan) dataIndexOf(slot int, indexes []DataIndex, isIndex map[Expr]bool) (Expr, DataIndex, int, int) {
+func (p *plan) dataIndexOf(slot int, indexes []DataIndex, isIndex []bool) (int, DataIndex, int, int) {
+	if !p.hasData || len(indexes) == 0 {
+		return -1, DataIndex{}, len(p.conjuncts), len(p.conjuncts)
+	}
 	var types [][]string // of each type conjunct of the source before the conjunct at hand
-	var first Expr
+	first := -1
 	var chosen DataIndex
 	failing, keyed := len(p.conjuncts), len(p.conjuncts)
-	for i, c := range p.conjuncts {
-		if form, ok := p.forms[c]; ok && form.slot == slot && !form.isRange {
+	for i := range p.conjuncts {
+		if form := p.forms[i]; form != nil && form.slot == slot && !form.isRange {
 			if ts, ok := typesOf(form.lookups); ok {
 				types = append(types, ts)
 			}
 		}
-		form, ok := p.data[c]
-		if !ok || form.slot != slot {
+		form := p.data[i]
+		if form == nil || form.slot != slot {
 			continue
 		}
 		for _, x := range indexes {
 			if x.Path != form.path || !x.covers(types) {
 				continue
 			}
-			isIndex[c] = true
-			if first == nil {
-				first, chosen = c, x
+			isIndex[i] = true
+			if first < 0 {
+				first, chosen = i, x
 			}
 			switch {
 			case form.safe():
@@ -473,7 +493,7 @@ func (p *plan) dataIndexOf(slot int, indexes []DataIndex, isIndex map[Expr]bool)
 			break
 		}
 	}
-	if first != nil && p.data[first].safe() {
+	if first >= 0 && p.data[first].safe() {
 		keyed = failing // the first that can fail is another one
 	}
 	return first, chosen, failing, keyed

@@ -19,7 +19,6 @@ type DB struct {
 	view    *store.View
 	emitter *event.Emitter
 	indexes map[uint64]*store.DataIndex // those DataIndexes offered, by id
-	offered []eventql.DataIndex         // as DataIndexes offered them
 }
 
 // New returns the database of view; emitter writes whole events.
@@ -40,7 +39,6 @@ func (db *DB) DataIndexes() []eventql.DataIndex {
 		out[i] = eventql.DataIndex{ID: x.ID, Path: x.Path, EventTypes: x.EventTypes}
 		db.indexes[x.ID] = x
 	}
-	db.offered = out
 	return out
 }
 
@@ -175,8 +173,7 @@ type Condition struct {
 	program  *eventql.Program
 	emitter  *event.Emitter
 	opts     eventql.Options
-	indexes  []eventql.DataIndex // of the last evaluation
-	affecter *eventql.Affecter   // of the last evaluation, once asked for
+	affecter *eventql.Affecter // of the last evaluation
 }
 
 // NewCondition returns the precondition that program holds, evaluated
@@ -193,17 +190,17 @@ func (c *Condition) Holds(ctx context.Context, state *store.View) (bool, error) 
 	db := New(state, c.emitter)
 	opts := c.opts
 	opts.Turn = func() error { return state.WaitTurn(ctx) }
-	holds, err := c.program.Holds(ctx, db, opts)
-	c.indexes, c.affecter = db.offered, nil
-	return holds, err
+	c.affecter = nil
+	opts.Affecter = func(a *eventql.Affecter) { c.affecter = a }
+	return c.program.Holds(ctx, db, opts)
 }
 
 // Affects reports whether writing w could change the verdict of the last
 // evaluation: whether the query, as that evaluation planned it, reads w
 // (eventql.Affecter).
 func (c *Condition) Affects(w store.Written) bool {
-	if c.affecter == nil {
-		c.affecter = c.program.Affecter(c.indexes, c.emitter.Append)
+	if c.affecter == nil { // no evaluation ran: as without data indexes
+		c.affecter = c.program.Affecter(nil, c.emitter.Append)
 	}
 	return c.affecter.Affects(eventql.Written{Record: w.Record, Subject: w.Subject, Type: w.Type, Keyed: w.Keyed})
 }
