@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -46,23 +47,43 @@ func (t Target) FillDecisions(ctx context.Context, n int) error {
 	})
 }
 
+// Shape is what the writes of one of the dcb scenario's loads are guarded
+// by. Every load writes events of DecisionType tagged with a course and
+// its student, which the scenario's data index keys; the two loads of
+// each ratio write the same events, so that the ratio is that of their
+// preconditions alone (what the index adds to a write is measured on its
+// own, docs/performance.md).
+type Shape int
+
+const (
+	// ShapeDecision: client c decides on course:<c> of the store that
+	// FillDecisions wrote, as the DCB libraries append: it has read its
+	// boundary's last event (before the clock runs), and writes on
+	// condition that no event of the boundary came after the one it knows,
+	// "(e.id AS INT + 1) > <position>"; it knows its own event from then on.
+	ShapeDecision Shape = iota
+	// ShapeOwnSubject, the reference of ShapeDecision: client c writes on a
+	// subject of its own with isSubjectOnEventId (isSubjectPristine first),
+	// tagged with a course of its own that no decision reads.
+	ShapeOwnSubject
+	// ShapeUnrelated: each write's boundary is a tag of its own that no
+	// event has yet (COUNT() == 0: the public DCB benchmark's unrelated
+	// appends).
+	ShapeUnrelated
+	// ShapePlain, the reference of ShapeUnrelated: its events without a
+	// precondition.
+	ShapePlain
+)
+
 // Decide runs clients that each write one event of DecisionType per
-// request for duration, guarded by an isEventQlQueryTrue precondition on
-// the events of the write's boundary, and returns the result. With fresh,
-// each write's boundary is a tag of its own that no event has yet
-// (COUNT() == 0: the public DCB benchmark's unrelated appends). Without
-// it, client c decides on course:<c> of the store that FillDecisions
-// wrote, as the DCB libraries append: it has read its boundary's last
-// event (before the clock runs), and writes on condition that no event of
-// the boundary came after the one it knows, "(e.id AS INT + 1) >
-// <position>"; it knows its own event from then on. A failed precondition
-// is an error.
-func (t Target) Decide(ctx context.Context, name string, clients int, fresh bool, duration time.Duration) Result {
+// request for duration, guarded as shape says, and returns the result. A
+// failed precondition is an error.
+func (t Target) Decide(ctx context.Context, name string, clients int, shape Shape, duration time.Duration) Result {
 	client := newClient(clients)
 	run := time.Now().UnixNano()
 	lasts := make([]int64, clients) // the last event of each client's boundary: its reads, before the clock runs
 	for c := range lasts {
-		if fresh {
+		if shape != ShapeDecision {
 			break
 		}
 		var err error
@@ -72,25 +93,44 @@ func (t Target) Decide(ctx context.Context, name string, clients int, fresh bool
 	}
 	return load(ctx, name, client, clients, 1, duration, func(c int) exchange {
 		n := 0
-		last := lasts[c] // the boundary's last event as this client knows it, -1: none
+		student := fmt.Sprintf("/students/bench-%d", c)
+		last := lasts[c] // ShapeDecision: the boundary's last event as this client knows it, -1: none
+		own := fmt.Sprintf("/students/bench-%d-%d", run, c)
+		latest := "" // ShapeOwnSubject: the id of own's latest event; "" while it has none
 		var answer bytes.Buffer
 		return func(ctx context.Context) error {
-			if fresh {
+			answer.Reset()
+			switch shape {
+			case ShapeUnrelated, ShapePlain:
 				tag := fmt.Sprintf("course:%d-%d-%d", run, c, n)
 				n++
-				return t.call(ctx, client, "/api/v1/write-events", decisionBody(c, tag, "", "COUNT() == 0"), nil)
+				precondition := ""
+				if shape == ShapeUnrelated {
+					precondition = queryPrecondition(tag, "", "COUNT() == 0")
+				}
+				return t.call(ctx, client, "/api/v1/write-events", decisionBody(c, student, tag, precondition), nil)
+			case ShapeOwnSubject:
+				precondition := fmt.Sprintf(`{"type":"isSubjectPristine","payload":{"subject":%q}}`, own)
+				if latest != "" {
+					precondition = fmt.Sprintf(`{"type":"isSubjectOnEventId","payload":{"subject":%q,"eventId":%q}}`, own, latest)
+				}
+				body := decisionBody(c, own, fmt.Sprintf("course:own-%d", c), precondition)
+				if err := t.call(ctx, client, "/api/v1/write-events", body, &answer); err != nil {
+					return err
+				}
+			default:
+				tag := fmt.Sprintf("course:%d", c%Boundaries)
+				after := fmt.Sprintf("(e.id AS INT + 1) > %d", last+1)
+				body := decisionBody(c, student, tag, queryPrecondition(tag, after, "COUNT() == 0"))
+				if err := t.call(ctx, client, "/api/v1/write-events", body, &answer); err != nil {
+					return err
+				}
 			}
-			tag := fmt.Sprintf("course:%d", c%Boundaries)
-			answer.Reset()
-			after := fmt.Sprintf("(e.id AS INT + 1) > %d", last+1)
-			if err := t.call(ctx, client, "/api/v1/write-events", decisionBody(c, tag, after, "COUNT() == 0"), &answer); err != nil {
-				return err
-			}
-			id, ok := eventID(answer.Bytes()) // as the isSubjectOnEventId clients read it
+			id, ok := eventID(answer.Bytes())
 			if !ok {
 				return fmt.Errorf("no event id in the answer %.200q", answer.Bytes())
 			}
-			last = int64(id)
+			last, latest = int64(id), strconv.FormatUint(id, 10)
 			return nil
 		}
 	})
@@ -150,17 +190,28 @@ func (t Target) IndexTags(ctx context.Context) error {
 	}
 }
 
-// decisionBody is a write-events body of one event of DecisionType tagged
-// tag, for student, guarded by condition over the events tagged tag that
-// where (unless "") admits too.
-func decisionBody(student int, tag, where, condition string) []byte {
+// decisionBody is a write-events body of one event of DecisionType on
+// subject, tagged tag and student:bench-<c>, guarded by precondition (a
+// JSON object; none when "").
+func decisionBody(c int, subject, tag, precondition string) []byte {
+	b := fmt.Appendf(nil, `{"events":[{"source":"https://bench.eventstore.example","subject":%q,"type":%q,"data":{"tags":[%q,"student:bench-%d"]}}]`,
+		subject, DecisionType, tag, c)
+	if precondition != "" {
+		b = fmt.Appendf(b, `,"preconditions":[%s]`, precondition)
+	}
+	return append(b, '}')
+}
+
+// queryPrecondition is the isEventQlQueryTrue precondition that condition
+// holds over the events of DecisionType tagged tag that where (unless "")
+// admits too.
+func queryPrecondition(tag, where, condition string) string {
 	if where != "" {
 		where = " AND " + where
 	}
 	query := fmt.Sprintf(`FROM e IN events WHERE e.type == %q AND e.data.tags CONTAINS %q%s PROJECT INTO %s`, DecisionType, tag, where, condition)
 	q, _ := json.Marshal(query) // a string always marshals
-	return fmt.Appendf(nil, `{"events":[{"source":"https://bench.eventstore.example","subject":"/students/bench-%d","type":%q,"data":{"tags":[%q,"student:bench-%d"]}}],`+
-		`"preconditions":[{"type":"isEventQlQueryTrue","payload":{"query":%s}}]}`, student, DecisionType, tag, student, q)
+	return fmt.Sprintf(`{"type":"isEventQlQueryTrue","payload":{"query":%s}}`, q)
 }
 
 // runDCB runs the dcb scenario: a store of opts.DCBEvents events of
@@ -168,7 +219,8 @@ func decisionBody(student int, tag, where, condition string) []byte {
 // opts.Clients clients writing with isSubjectOnEventId (the reference),
 // the same number deciding on a course each (a precondition that reads
 // the course's events), and dcbClients clients of the public DCB
-// benchmark's shape against as many plain writes. It prints the two
+// benchmark's shape against as many plain writes, all of them events of
+// the same kind (Shape). It prints the two
 // ratios the decisions are measured by: decisions / isSubjectOnEventId and
 // unrelated appends / plain writes.
 func (r *runner) runDCB() error {
@@ -188,18 +240,18 @@ func (r *runner) runDCB() error {
 	}
 	decisions := r.runPaired([]string{"dcb-subject", "dcb-decision"}, []func(time.Duration) Result{
 		func(d time.Duration) Result {
-			return r.target.WritePrecondition(r.ctx, fmt.Sprintf("isSubjectOnEventId x%d", o.Clients), o.Clients, d)
+			return r.target.Decide(r.ctx, fmt.Sprintf("isSubjectOnEventId x%d", o.Clients), o.Clients, ShapeOwnSubject, d)
 		},
 		func(d time.Duration) Result {
-			return r.target.Decide(r.ctx, fmt.Sprintf("decision on a course x%d", o.Clients), o.Clients, false, d)
+			return r.target.Decide(r.ctx, fmt.Sprintf("decision on a course x%d", o.Clients), o.Clients, ShapeDecision, d)
 		},
 	})
 	appends := r.runPaired([]string{"dcb-plain", "dcb-unrelated"}, []func(time.Duration) Result{
 		func(d time.Duration) Result {
-			return r.target.Write(r.ctx, fmt.Sprintf("write 1/request x%d", dcbClients), DecisionType, dcbClients, 1, d)
+			return r.target.Decide(r.ctx, fmt.Sprintf("write 1/request x%d", dcbClients), dcbClients, ShapePlain, d)
 		},
 		func(d time.Duration) Result {
-			return r.target.Decide(r.ctx, fmt.Sprintf("unrelated appends x%d", dcbClients), dcbClients, true, d)
+			return r.target.Decide(r.ctx, fmt.Sprintf("unrelated appends x%d", dcbClients), dcbClients, ShapeUnrelated, d)
 		},
 	})
 	fmt.Fprintf(r.out, "%-28s decisions / isSubjectOnEventId: %.2f; unrelated appends / plain writes: %.2f (at %d events)\n", "",
