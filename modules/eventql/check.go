@@ -1,7 +1,9 @@
 package eventql
 
 import (
+	"math/rand/v2"
 	"strings"
+	"time"
 )
 
 // stype is a static type: a kind (with kindNumber and kindAny), and for
@@ -54,7 +56,15 @@ func (s *scope) lookup(name string) (int, bool) {
 
 // checker checks one query and its subqueries.
 type checker struct {
-	ex *execution // for evaluating SKIP and TOP
+	ex *execution // for evaluating SKIP and TOP, made for the first
+}
+
+// limits returns the execution that evaluates SKIP and TOP.
+func (c *checker) limits() *execution {
+	if c.ex == nil {
+		c.ex = &execution{now: time.Now().UTC(), rand: rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))}
+	}
+	return c.ex
 }
 
 // clause is where an expression stands, for the aggregate rules.
@@ -135,7 +145,7 @@ func (c *checker) query(q *Query) error {
 		if _, err := c.expr(limit.x, &scope{}, &clause{name: limit.name, noAlias: true}); err != nil {
 			return err
 		}
-		v, err := c.ex.eval(limit.x, &env{})
+		v, err := c.limits().eval(limit.x, &env{})
 		if err != nil {
 			return staticErr(limit.x.position(), "%s failed: %s", limit.name, err.(*Error).Msg)
 		}

@@ -23,7 +23,7 @@ func Compile(query string) (*Program, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &checker{ex: &execution{now: time.Now(), rand: rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))}}
+	var c checker
 	if err := c.query(q); err != nil {
 		return nil, err
 	}
