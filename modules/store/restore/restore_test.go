@@ -159,6 +159,11 @@ func TestFailedRestoreLeavesTheStoreEmpty(t *testing.T) {
 		if _, err := restore.Into(context.Background(), target, &itemSource{items: conflicting}, restore.Hooks{}, zap.NewNop()); !errors.As(err, &backupErr) || backupErr.Line != 8 {
 			t.Fatalf("restore with a schema the events do not match: %v", err)
 		}
+		// An item of no kind, which no backup line reads as: an error, not a panic.
+		empty := append(backupOf(t, source, "")[:3], restore.Item{Line: 4})
+		if _, err := restore.Into(context.Background(), target, &itemSource{items: empty}, restore.Hooks{}, zap.NewNop()); !errors.As(err, &backupErr) || backupErr.Line != 4 {
+			t.Fatalf("restore with an empty item: %v", err)
+		}
 		if target.Durable() != 0 || len(readAll(t, target)) != 0 {
 			t.Fatalf("%d events left after failed restores", target.Durable())
 		}

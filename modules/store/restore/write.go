@@ -64,6 +64,9 @@ func (j *job) take(p *pending, item Item) error {
 	if item.Schema != nil {
 		return j.addSchema(p, item)
 	}
+	if item.Event == nil {
+		return &BackupError{Line: item.Line, Detail: "an item of no kind (no event, schema, data index or state)"}
+	}
 	if len(p.schemas) > 0 {
 		return &BackupError{Line: item.Line, Detail: "an event after the schemas"}
 	}
