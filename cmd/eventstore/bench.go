@@ -119,6 +119,16 @@ func runBench(c *cli.Context) error {
 	if c.Int("slices") < 1 || c.Duration("duration")/time.Duration(max(1, c.Int("slices"))) < 100*time.Millisecond {
 		return usageError(fmt.Errorf("--slices must be at least 1 and leave slices of at least 100ms of --duration"))
 	}
+	for _, name := range []string{"clients", "batch-clients", "batch-size", "observe-rate"} {
+		if c.Int(name) < 1 {
+			return usageError(fmt.Errorf("--%s must be at least 1, got %d", name, c.Int(name)))
+		}
+	}
+	for _, name := range []string{"read-events", "observers", "query-events", "backup-events", "subscription-events", "dcb-events", "access-tokens"} {
+		if c.Int(name) < 0 {
+			return usageError(fmt.Errorf("--%s must not be negative, got %d", name, c.Int(name)))
+		}
+	}
 	serverFlags := c.Generic("server-flag").(*repeated).values
 	if c.String("url") != "" && (len(serverFlags) > 0 || c.String("postgres-url") != "" || c.IsSet("nodes") || c.IsSet("access-tokens")) {
 		return usageError(fmt.Errorf("--server-flag, --postgres-url, --nodes and --access-tokens apply to the servers bench starts, not to --url"))
