@@ -31,7 +31,7 @@ type Written struct {
 // answers true. emit writes an event's complete JSON, as the database of a
 // run does.
 func (p *Program) Affects(w Written, emit func(dst []byte, r event.Record) []byte) bool {
-	return p.Affecter(nil, emit).Affects(w)
+	return p.Affecter(emit).Affects(w)
 }
 
 // Affecter answers Affects for the events written after one run of a
@@ -45,25 +45,11 @@ type Affecter struct {
 	ex   *execution
 }
 
-// Affecter returns the Affecter of a run with indexes (those the
-// database offered it; nil for none); emit writes an event's complete
-// JSON, as the database of a run does.
-func (p *Program) Affecter(indexes []DataIndex, emit func(dst []byte, r event.Record) []byte) *Affecter {
-	var data map[*Query][]Selection
-	if len(indexes) > 0 {
-		data = map[*Query][]Selection{}
-		var plan func(q *Query)
-		plan = func(q *Query) {
-			data[q], _ = q.plan.forRun(indexes)
-			for _, f := range q.Froms {
-				if f.Kind == SourceQuery {
-					plan(f.Sub)
-				}
-			}
-		}
-		plan(p.q)
-	}
-	return newAffecter(p.q, emit, data)
+// Affecter returns the Affecter of a run without data indexes; a run
+// with them hands over its own (Options.Affecter). emit writes an event's
+// complete JSON, as the database of a run does.
+func (p *Program) Affecter(emit func(dst []byte, r event.Record) []byte) *Affecter {
+	return newAffecter(p.q, emit, nil)
 }
 
 // newAffecter returns the Affecter of q for a run that planned each level

@@ -200,7 +200,7 @@ func (c *Condition) Holds(ctx context.Context, state *store.View) (bool, error) 
 // (eventql.Affecter).
 func (c *Condition) Affects(w store.Written) bool {
 	if c.affecter == nil { // no evaluation ran: as without data indexes
-		c.affecter = c.program.Affecter(nil, c.emitter.Append)
+		c.affecter = c.program.Affecter(c.emitter.Append)
 	}
 	return c.affecter.Affects(eventql.Written{Record: w.Record, Subject: w.Subject, Type: w.Type, Keyed: w.Keyed})
 }
