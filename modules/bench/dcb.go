@@ -110,11 +110,7 @@ func (t Target) Decide(ctx context.Context, name string, clients int, shape Shap
 				}
 				return t.call(ctx, client, "/api/v1/write-events", decisionBody(c, student, tag, precondition), nil)
 			case ShapeOwnSubject:
-				precondition := fmt.Sprintf(`{"type":"isSubjectPristine","payload":{"subject":%q}}`, own)
-				if latest != "" {
-					precondition = fmt.Sprintf(`{"type":"isSubjectOnEventId","payload":{"subject":%q,"eventId":%q}}`, own, latest)
-				}
-				body := decisionBody(c, own, fmt.Sprintf("course:own-%d", c), precondition)
+				body := decisionBody(c, own, fmt.Sprintf("course:own-%d", c), subjectPrecondition(own, latest))
 				if err := t.call(ctx, client, "/api/v1/write-events", body, &answer); err != nil {
 					return err
 				}

@@ -54,15 +54,20 @@ func (t Target) WritePrecondition(ctx context.Context, name string, clients int,
 }
 
 // preconditionBody completes events, a write-events body without its
-// closing brace, with the precondition that subject's latest event is
-// latest, or that subject has none when latest is "".
+// closing brace, with subjectPrecondition(subject, latest).
 func preconditionBody(events []byte, subject, latest string) []byte {
 	body := make([]byte, 0, len(events)+len(subject)+100)
 	body = append(body, events...)
+	return fmt.Appendf(body, `,"preconditions":[%s]}`, subjectPrecondition(subject, latest))
+}
+
+// subjectPrecondition is the precondition that subject's latest event is
+// latest, or that subject has none when latest is "".
+func subjectPrecondition(subject, latest string) string {
 	if latest == "" {
-		return fmt.Appendf(body, `,"preconditions":[{"type":"isSubjectPristine","payload":{"subject":%q}}]}`, subject)
+		return fmt.Sprintf(`{"type":"isSubjectPristine","payload":{"subject":%q}}`, subject)
 	}
-	return fmt.Appendf(body, `,"preconditions":[{"type":"isSubjectOnEventId","payload":{"subject":%q,"eventId":%q}}]}`, subject, latest)
+	return fmt.Sprintf(`{"type":"isSubjectOnEventId","payload":{"subject":%q,"eventId":%q}}`, subject, latest)
 }
 
 // latestID returns the id of subject's latest event, "" if it has none.
