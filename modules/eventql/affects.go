@@ -3,7 +3,6 @@ package eventql
 import (
 	"context"
 	"errors"
-	"math/rand/v2"
 	"strings"
 	"time"
 
@@ -41,7 +40,7 @@ func (p *Program) Affects(w Written, emit func(dst []byte, r event.Record) []byt
 // without a look at its data. It is not safe for concurrent use.
 type Affecter struct {
 	q    *Query
-	data map[*Query][]Selection // of each level, as the run planned it with the indexes
+	data []levelPlan // of each level, as the run planned it with the indexes
 	ex   *execution
 }
 
@@ -55,8 +54,8 @@ func (p *Program) Affecter(emit func(dst []byte, r event.Record) []byte) *Affect
 // newAffecter returns the Affecter of q for a run that planned each level
 // with data (nil: without data indexes; a level missing from it is
 // treated as if it read none).
-func newAffecter(q *Query, emit func(dst []byte, r event.Record) []byte, data map[*Query][]Selection) *Affecter {
-	return &Affecter{q: q, data: data, ex: &execution{ctx: context.Background(), db: emitOnly(emit), rand: rand.New(rand.NewPCG(1, 2))}}
+func newAffecter(q *Query, emit func(dst []byte, r event.Record) []byte, data []levelPlan) *Affecter {
+	return &Affecter{q: q, data: data, ex: &execution{ctx: context.Background(), db: emitOnly(emit)}}
 }
 
 // Affects reports whether writing w could change what the run yielded
@@ -79,7 +78,24 @@ func readsSchemas(q *Query) bool {
 	return false
 }
 
-func (ex *execution) affects(q *Query, w Written, data map[*Query][]Selection) bool {
+// levelPlan is the selections a run planned one level with.
+type levelPlan struct {
+	q          *Query
+	selections []Selection
+}
+
+// plannedOf returns the selections of level q in plans, nil when it has
+// none: the few levels of a query are looked for one by one.
+func plannedOf(plans []levelPlan, q *Query) []Selection {
+	for _, p := range plans {
+		if p.q == q {
+			return p.selections
+		}
+	}
+	return nil
+}
+
+func (ex *execution) affects(q *Query, w Written, data []levelPlan) bool {
 	for slot, f := range q.Froms {
 		switch f.Kind {
 		case SourceSubjects, SourceEventTypes:
@@ -89,7 +105,8 @@ func (ex *execution) affects(q *Query, w Written, data map[*Query][]Selection) b
 				return true
 			}
 		case SourceEvents:
-			if selects(q.plan.selections[slot], w) && (data[q] == nil || keyed(data[q][slot], w)) && ex.admits(q, slot, w) {
+			planned := plannedOf(data, q)
+			if selects(q.plan.selections[slot], w) && (planned == nil || keyed(planned[slot], w)) && ex.admits(q, slot, w) {
 				return true
 			}
 		}

@@ -1,7 +1,6 @@
 package eventql
 
 import (
-	"math/rand/v2"
 	"strings"
 	"time"
 )
@@ -62,7 +61,7 @@ type checker struct {
 // limits returns the execution that evaluates SKIP and TOP.
 func (c *checker) limits() *execution {
 	if c.ex == nil {
-		c.ex = &execution{now: time.Now().UTC(), rand: rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))}
+		c.ex = &execution{now: time.Now().UTC()}
 	}
 	return c.ex
 }

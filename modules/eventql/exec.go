@@ -150,8 +150,7 @@ func (p *Program) run(ctx context.Context, db Database, opts Options, emit func(
 		ctx, cancel = context.WithTimeoutCause(ctx, left, errTimeLimit)
 		defer cancel()
 	}
-	ex := &execution{ctx: ctx, db: db, now: now.UTC(), limit: opts.MemoryLimit, pool: opts.Pool,
-		rand: rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))}
+	ex := &execution{ctx: ctx, db: db, now: now.UTC(), limit: opts.MemoryLimit, pool: opts.Pool}
 	if opts.Pace != nil {
 		ex.pace = opts.Pace()
 	}
@@ -160,9 +159,7 @@ func (p *Program) run(ctx context.Context, db Database, opts Options, emit func(
 	if indexed, ok := db.(DataIndexed); ok && readsData(p.q) {
 		ex.indexes = indexed.DataIndexes()
 	}
-	if opts.Affecter != nil && len(ex.indexes) > 0 {
-		ex.planned = map[*Query][]Selection{}
-	}
+	ex.planning = opts.Affecter != nil && len(ex.indexes) > 0
 	err := ex.level(p.q, emit)
 	if opts.Affecter != nil {
 		opts.Affecter(newAffecter(p.q, db.Emit, ex.planned))
@@ -239,7 +236,7 @@ type execution struct {
 	ctx   context.Context
 	db    Database
 	now   time.Time
-	rand  *rand.Rand
+	rand  *rand.Rand // made by the first RAND() (random)
 	limit int64
 	used  int64
 	peak  int64
@@ -251,11 +248,12 @@ type execution struct {
 	// indexes are the ready data indexes of the database as the run began.
 	indexes []DataIndex
 	scanAll bool // read every event, serve no conjunct (tests)
-	// planned, when Options.Affecter asks for it, holds each level's
-	// selections as the run planned them with indexes.
-	planned map[*Query][]Selection
-	loaded  int64
-	ticks   int
+	// planned, when Options.Affecter asks for it (planning), holds each
+	// level's selections as the run planned them with indexes.
+	planned  []levelPlan
+	planning bool
+	loaded   int64
+	ticks    int
 	// scanner parses the events of the run, one at a time.
 	scanner jsonscan.Scanner
 }
@@ -348,8 +346,8 @@ func (ex *execution) level(q *Query, emit func(Value) error) error {
 	} else {
 		st.selections, st.conditions = q.plan.forRun(ex.indexes)
 	}
-	if ex.planned != nil {
-		ex.planned[q] = st.selections
+	if ex.planning && plannedOf(ex.planned, q) == nil {
+		ex.planned = append(ex.planned, levelPlan{q: q, selections: st.selections})
 	}
 	if q.Order != nil && !q.plan.presorted {
 		st.sorter = newSorter(q)

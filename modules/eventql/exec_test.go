@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -331,5 +332,29 @@ func TestOrderByWithLimits(t *testing.T) {
 	p, _ = eventql.Compile(`FROM a IN events FROM b IN events ORDER BY a.data.price DESC PROJECT INTO [a.id, b.id]`)
 	if _, err := p.Run(t.Context(), db, eventql.Options{MemoryLimit: 8 << 10}, func(eventql.Value) error { return nil }); err == nil {
 		t.Error("ORDER BY of 121 events kept within 8 KiB")
+	}
+}
+
+// TestRandom draws a number in [0, 1) for each row, from a generator
+// that a run makes at its first RAND(): the eleven rows are not all the
+// same.
+func TestRandom(t *testing.T) {
+	p, err := eventql.Compile(`FROM e IN events PROJECT INTO RAND()`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[float64]bool{}
+	if _, err := p.Run(t.Context(), libraryDB(t), eventql.Options{}, func(v eventql.Value) error {
+		f, err := strconv.ParseFloat(string(v.AppendJSON(nil)), 64)
+		if v.Kind() != eventql.KindFloat || err != nil || f < 0 || f >= 1 {
+			return fmt.Errorf("RAND() yielded %s", v.AppendJSON(nil))
+		}
+		seen[f] = true
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) < 2 {
+		t.Fatalf("RAND() yielded %d distinct numbers in 11 rows", len(seen))
 	}
 }

@@ -2,6 +2,7 @@ package eventql
 
 import (
 	"math"
+	"math/rand/v2"
 	"strings"
 	"time"
 	"unicode"
@@ -248,7 +249,12 @@ func floatOf(f func(float64) float64) func(*execution, []Value, Pos) (Value, err
 
 func pi(*execution, []Value, Pos) (Value, error) { return Float(math.Pi), nil }
 
-func random(ex *execution, _ []Value, _ Pos) (Value, error) { return Float(ex.rand.Float64()), nil }
+func random(ex *execution, _ []Value, _ Pos) (Value, error) {
+	if ex.rand == nil { // made by the first RAND() of a run
+		ex.rand = rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
+	}
+	return Float(ex.rand.Float64()), nil
+}
 
 func length(_ *execution, a []Value, _ Pos) (Value, error) {
 	return Int(int64(utf8.RuneCountInString(a[0].s))), nil

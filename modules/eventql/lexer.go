@@ -3,6 +3,7 @@ package eventql
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf16"
@@ -122,11 +123,14 @@ func (t *token) isKeyword(kw string) bool { return t.kw != 0 && keywordNames[t.k
 // keyword returns the upper-case keyword the token is, or "".
 func (t *token) keyword() string { return keywordNames[t.kw] }
 
-// lex splits a query into tokens, ending with tokEOF; a query of more
-// than MaxTokens tokens is an error.
-func lex(query string) ([]token, error) {
+// lex splits a query into tokens, appended to dst, ending with tokEOF;
+// a query of more than MaxTokens tokens is an error.
+func lex(dst []token, query string) ([]token, error) {
 	l := lexer{src: query, line: 1, col: 1}
-	tokens := make([]token, 0, min(len(query)/4, MaxTokens)+8) // a token and its space take four bytes or so
+	tokens := dst
+	if need := min(len(query)/4, MaxTokens) + 8; cap(tokens)-len(tokens) < need { // a token and its space take four bytes or so
+		tokens = slices.Grow(tokens, need)
+	}
 	for {
 		t, err := l.next()
 		if err != nil {

@@ -9,7 +9,7 @@ import (
 // tokens renders the tokens of a query as "kind:text@line:col".
 func tokens(t *testing.T, query string) string {
 	t.Helper()
-	toks, err := lex(query)
+	toks, err := lex(nil, query)
 	if err != nil {
 		t.Fatalf("lex %q: %v", query, err)
 	}
@@ -41,7 +41,7 @@ func TestLexTokens(t *testing.T) {
 		`"\u00e9\ud83d\ude00\/"`:    "str:é😀/@1:1 eof:@1:23",
 	} {
 		if want == "" {
-			if _, err := lex(query); err == nil {
+			if _, err := lex(nil, query); err == nil {
 				t.Errorf("lex %q: no error", query)
 			}
 			continue
@@ -69,7 +69,7 @@ func TestLexErrors(t *testing.T) {
 		"/* never":             "1:1: unterminated block comment",
 		"é":                    "1:1: unexpected character 'é'",
 	} {
-		_, err := lex(query)
+		_, err := lex(nil, query)
 		if err == nil || !strings.HasPrefix(err.Error(), want) {
 			t.Errorf("lex %q: error %v, want prefix %q", query, err, want)
 		}

@@ -32,9 +32,14 @@ const (
 	MaxTokens = 100_000
 )
 
+// smallQuery is the number of tokens that Parse keeps on its stack: those
+// of a decision's precondition and more (a longer query's go to the heap).
+const smallQuery = 48
+
 // Parse parses a query without checking it.
 func Parse(query string) (*Query, error) {
-	tokens, err := lex(query)
+	var buf [smallQuery]token // on the stack: a short query's tokens allocate nothing
+	tokens, err := lex(buf[:0], query)
 	if err != nil {
 		return nil, err
 	}

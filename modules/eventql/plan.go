@@ -365,8 +365,8 @@ func (p *plan) forRun(indexes []DataIndex) ([]Selection, []Expr) {
 // drops at it.
 func (p *plan) build(indexes []DataIndex, access bool) ([]Selection, []Expr) {
 	selections := slices.Clone(p.base)
-	served := make([]bool, len(p.conjuncts))
-	isIndex := make([]bool, len(p.conjuncts))
+	flags := make([]bool, 2*len(p.conjuncts)) // one allocation for both
+	served, isIndex := flags[:len(p.conjuncts):len(p.conjuncts)], flags[len(p.conjuncts):]
 	for i, form := range p.forms {
 		isIndex[i] = form != nil
 	}
@@ -416,6 +416,7 @@ func (p *plan) build(indexes []DataIndex, access bool) ([]Selection, []Expr) {
 		case data >= 0 && (best < 0 || lookupRank(p.forms[best].lookups) > 1):
 			form := p.data[data]
 			sel.DataIndex = index.ID
+			sel.DataKeys = make([]dataindex.Lookup, 0, len(form.keys)+len(form.failures))
 			for _, k := range form.keys {
 				sel.DataKeys = append(sel.DataKeys, dataindex.Lookup{Key: k, From: keyFrom, To: keyTo})
 			}

@@ -101,7 +101,7 @@ func (v *View) DataIndexes() ([]*DataIndex, error) {
 	if err != nil {
 		return nil, err
 	}
-	var ready []*DataIndex
+	ready := make([]*DataIndex, 0, len(all))
 	for _, x := range all {
 		if x.Ready() {
 			ready = append(ready, x)

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
+	"github.com/eventstore-service/eventstore/modules/dataindex"
 	"github.com/eventstore-service/eventstore/modules/event"
 	"github.com/eventstore-service/eventstore/modules/eventql"
 	"github.com/eventstore-service/eventstore/modules/eventql/storedb"
@@ -66,4 +68,41 @@ func BenchmarkQueryCount(b *testing.B) {
 // BenchmarkQueryFilter scans 200,000 events and tests a data field of each.
 func BenchmarkQueryFilter(b *testing.B) {
 	benchQuery(b, benchStore(b, 200_000), `FROM e IN events WHERE e.data.amount > 1 PROJECT INTO e.id`, 200_000)
+}
+
+// BenchmarkUnrelatedCondition is the fixed cost of a decision's
+// precondition over a boundary that no event has (the public DCB
+// benchmark's unrelated appends): compiling the query and evaluating it,
+// with a data index on the tags, on a store of 100,000 tagged events.
+func BenchmarkUnrelatedCondition(b *testing.B) {
+	s := storetest.Start(b, storetest.PebbleAt(b.TempDir(), nil))
+	b.Cleanup(func() { s.Close(context.Background()) })
+	ctx := context.Background()
+	for batch := range 100 {
+		cs := make([]event.Candidate, 1000)
+		for i := range cs {
+			k := batch*1000 + i
+			cs[i] = event.Candidate{Source: "https://bench.example", Subject: fmt.Sprintf("/students/%d", k/10), Type: "io.example.enrolled",
+				Data: fmt.Appendf(nil, `{"tags":["course:%d","student:%d"]}`, k%10_000, k/10)}
+		}
+		if _, err := s.Write(ctx, cs, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if _, err := s.RegisterDataIndex(ctx, dataindex.Definition{Name: "tags", Path: "/tags", EventTypes: []string{"io.example.enrolled"}}); err != nil {
+		b.Fatal(err)
+	}
+	waitReady(b, s)
+	opts := eventql.Options{MemoryLimit: 1 << 26, TimeLimit: 5 * time.Second}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for n := range b.N {
+		p, err := eventql.Compile(fmt.Sprintf(`FROM e IN events WHERE e.type == "io.example.enrolled" AND e.data.tags CONTAINS "course:fresh-%d" PROJECT INTO COUNT() == 0`, n))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if ok, err := storedb.NewCondition(p, emitter, opts).Holds(ctx, s.View()); err != nil || !ok {
+			b.Fatalf("holds %v, %v", ok, err)
+		}
+	}
 }

@@ -42,7 +42,7 @@ func runOn(t *testing.T, db eventql.Database, q string) (string, int64) {
 }
 
 // waitReady waits until every data index of s is ready.
-func waitReady(t *testing.T, s *store.Store) {
+func waitReady(t testing.TB, s *store.Store) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/eventstore-service/eventstore/modules/event"
@@ -18,7 +19,7 @@ const cancelCheck = 256
 type DB struct {
 	view    *store.View
 	emitter *event.Emitter
-	indexes map[uint64]*store.DataIndex // those DataIndexes offered, by id
+	indexes []*store.DataIndex // those DataIndexes offered
 }
 
 // New returns the database of view; emitter writes whole events.
@@ -34,11 +35,10 @@ func (db *DB) DataIndexes() []eventql.DataIndex {
 		return nil
 	}
 	out := make([]eventql.DataIndex, len(ready))
-	db.indexes = make(map[uint64]*store.DataIndex, len(ready))
 	for i, x := range ready {
 		out[i] = eventql.DataIndex{ID: x.ID, Path: x.Path, EventTypes: x.EventTypes}
-		db.indexes[x.ID] = x
 	}
+	db.indexes = ready
 	return out
 }
 
@@ -75,10 +75,12 @@ func (db *DB) Events(ctx context.Context, sel eventql.Selection, fn func(event.R
 	if sel.From > sel.To {
 		return nil
 	}
-	if x := db.indexes[sel.DataIndex]; sel.DataIndex != 0 {
-		if x == nil {
+	if sel.DataIndex != 0 {
+		i := slices.IndexFunc(db.indexes, func(x *store.DataIndex) bool { return x.ID == sel.DataIndex })
+		if i < 0 {
 			return fmt.Errorf("data index %d: %w", sel.DataIndex, ErrDataIndexRemoved)
 		}
+		x := db.indexes[i]
 		defer func() {
 			if err == nil {
 				var stands bool
