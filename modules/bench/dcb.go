@@ -75,10 +75,12 @@ const (
 	ShapePlain
 )
 
-// Decide runs clients that each write one event of DecisionType per
-// request for duration, guarded as shape says, and returns the result. A
-// failed precondition is an error.
-func (t Target) Decide(ctx context.Context, name string, clients int, shape Shape, duration time.Duration) Result {
+// Decide prepares clients that each write one event of DecisionType per
+// request, guarded as shape says: ShapeDecision's clients read their
+// boundaries here. The load it returns runs them for its duration and
+// returns the result; a failed precondition is an error. Only the load is
+// timed (and its server's CPU measured, runPaired), not the reads.
+func (t Target) Decide(ctx context.Context, name string, clients int, shape Shape) func(time.Duration) Result {
 	client := newClient(clients)
 	run := time.Now().UnixNano()
 	lasts := make([]int64, clients) // the last event of each client's boundary: its reads, before the clock runs
@@ -88,9 +90,19 @@ func (t Target) Decide(ctx context.Context, name string, clients int, shape Shap
 		}
 		var err error
 		if lasts[c], err = t.lastOf(ctx, client, fmt.Sprintf("course:%d", c%Boundaries)); err != nil {
-			return Result{Name: name, Errors: 1, Failures: map[string]int64{err.Error(): 1}}
+			return func(time.Duration) Result {
+				return Result{Name: name, Errors: 1, Failures: map[string]int64{err.Error(): 1}}
+			}
 		}
 	}
+	return func(duration time.Duration) Result {
+		return t.decide(ctx, name, client, clients, shape, run, lasts, duration)
+	}
+}
+
+// decide is the load of Decide: clients writing for duration, those of
+// ShapeDecision from the last events lasts of their boundaries.
+func (t Target) decide(ctx context.Context, name string, client *http.Client, clients int, shape Shape, run int64, lasts []int64, duration time.Duration) Result {
 	return load(ctx, name, client, clients, 1, duration, func(c int) exchange {
 		n := 0
 		student := fmt.Sprintf("/students/bench-%d", c)
@@ -234,21 +246,16 @@ func (r *runner) runDCB() error {
 		fmt.Fprintf(r.out, "%-28s data index on /tags built in %v: %.0f events/s\n", "dcb-index", took.Round(time.Millisecond),
 			float64(o.DCBEvents)/took.Seconds())
 	}
-	decisions := r.runPaired([]string{"dcb-subject", "dcb-decision"}, []func(time.Duration) Result{
-		func(d time.Duration) Result {
-			return r.target.Decide(r.ctx, fmt.Sprintf("isSubjectOnEventId x%d", o.Clients), o.Clients, ShapeOwnSubject, d)
-		},
-		func(d time.Duration) Result {
-			return r.target.Decide(r.ctx, fmt.Sprintf("decision on a course x%d", o.Clients), o.Clients, ShapeDecision, d)
-		},
+	decide := func(name string, clients int, shape Shape) func() func(time.Duration) Result {
+		return func() func(time.Duration) Result { return r.target.Decide(r.ctx, name, clients, shape) }
+	}
+	decisions := r.runPaired([]string{"dcb-subject", "dcb-decision"}, []func() func(time.Duration) Result{
+		decide(fmt.Sprintf("isSubjectOnEventId x%d", o.Clients), o.Clients, ShapeOwnSubject),
+		decide(fmt.Sprintf("decision on a course x%d", o.Clients), o.Clients, ShapeDecision),
 	})
-	appends := r.runPaired([]string{"dcb-plain", "dcb-unrelated"}, []func(time.Duration) Result{
-		func(d time.Duration) Result {
-			return r.target.Decide(r.ctx, fmt.Sprintf("write 1/request x%d", dcbClients), dcbClients, ShapePlain, d)
-		},
-		func(d time.Duration) Result {
-			return r.target.Decide(r.ctx, fmt.Sprintf("unrelated appends x%d", dcbClients), dcbClients, ShapeUnrelated, d)
-		},
+	appends := r.runPaired([]string{"dcb-plain", "dcb-unrelated"}, []func() func(time.Duration) Result{
+		decide(fmt.Sprintf("write 1/request x%d", dcbClients), dcbClients, ShapePlain),
+		decide(fmt.Sprintf("unrelated appends x%d", dcbClients), dcbClients, ShapeUnrelated),
 	})
 	fmt.Fprintf(r.out, "%-28s decisions / isSubjectOnEventId: %.2f; unrelated appends / plain writes: %.2f (at %d events)\n", "",
 		ratio(decisions[1].RequestsPerSecond, decisions[0].RequestsPerSecond), ratio(appends[1].RequestsPerSecond, appends[0].RequestsPerSecond), o.DCBEvents)
@@ -259,8 +266,10 @@ func (r *runner) runDCB() error {
 // slice of each per round, their order turning from round to round, so
 // that a change of the machine's load hits them alike, and records each
 // under its scenario's name (runAlternating does this for the write
-// scenarios). With one slice they run back to back.
-func (r *runner) runPaired(scenarios []string, loads []func(time.Duration) Result) []Record {
+// scenarios). With one slice they run back to back. A load prepares each
+// slice untimed and returns the slice's run, of which alone the server's
+// CPU is measured.
+func (r *runner) runPaired(scenarios []string, loads []func() func(time.Duration) Result) []Record {
 	rounds := max(1, r.opts.Slices)
 	slice := r.opts.Duration / time.Duration(rounds)
 	results := make([]Result, len(loads))
@@ -268,7 +277,8 @@ func (r *runner) runPaired(scenarios []string, loads []func(time.Duration) Resul
 	for round := 0; round < rounds; round++ {
 		for k := range loads {
 			i := (k + round) % len(loads)
-			res, u := r.sample(r.server, func() Result { return loads[i](slice) })
+			run := loads[i]()
+			res, u := r.sample(r.server, func() Result { return run(slice) })
 			results[i], used[i] = results[i].merge(res), used[i].add(u)
 		}
 	}
