@@ -17,12 +17,19 @@ import (
 // exchange makes one request of a client and says whether it failed.
 type exchange func(ctx context.Context) error
 
+// drainTime bounds how long load waits, after its duration, for the
+// answers of the requests in flight.
+const drainTime = 10 * time.Second
+
 // load runs clients concurrently for duration, each making the requests of
 // the exchange newExchange returns for it one after the other, and returns
-// the result; every successful request counts perRequest events. The first
-// error is printed to stderr; a request cut off by the end is not an error.
-// At the end it closes client's idle connections, which would otherwise
-// stay open on the server.
+// the result; every successful request answered within duration counts
+// perRequest events. A request in flight at the end runs to its answer,
+// uncounted, so that whatever it writes is committed when load returns:
+// the reads that prepare the next load see it. The first error is printed
+// to stderr; a request cut off by drainTime is not an error. At the end it
+// closes client's idle connections, which would otherwise stay open on
+// the server.
 func load(ctx context.Context, name string, client *http.Client, clients, perRequest int, duration time.Duration, newExchange func(c int) exchange) Result {
 	defer client.CloseIdleConnections()
 	var (
@@ -32,18 +39,22 @@ func load(ctx context.Context, name string, client *http.Client, clients, perReq
 		requests  atomic.Int64
 		failures  atomic.Int64
 	)
-	ctx, cancel := context.WithTimeout(ctx, duration)
+	parent := ctx
+	ctx, cancel := context.WithTimeout(ctx, duration+drainTime)
 	defer cancel()
 	start := time.Now()
+	end := start.Add(duration)
 	for c := 0; c < clients; c++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			do := newExchange(c)
 			own := make([]time.Duration, 0, 4096)
-			for ctx.Err() == nil {
+			for parent.Err() == nil && time.Now().Before(end) {
 				begin := time.Now()
-				if err := do(ctx); err != nil {
+				err := do(ctx)
+				answered := time.Now()
+				if err != nil {
 					if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 						continue
 					}
@@ -52,7 +63,10 @@ func load(ctx context.Context, name string, client *http.Client, clients, perReq
 					}
 					continue
 				}
-				own = append(own, time.Since(begin))
+				if answered.After(end) {
+					continue // drained, not counted
+				}
+				own = append(own, answered.Sub(begin))
 				requests.Add(1)
 			}
 			mu.Lock()
@@ -61,7 +75,7 @@ func load(ctx context.Context, name string, client *http.Client, clients, perReq
 		}()
 	}
 	wg.Wait()
-	elapsed := time.Since(start)
+	elapsed := min(time.Since(start), duration)
 	slices.Sort(latencies)
 	n := requests.Load()
 	return Result{Name: name, Requests: n, Events: n * int64(perRequest), Errors: failures.Load(), Elapsed: elapsed, Latencies: latencies}
