@@ -299,7 +299,7 @@ func (inst *Instance) do(method, url, token string, body io.Reader, header ...st
 	}
 	resp, err := inst.Client.Do(req)
 	if err != nil {
-		inst.t.Fatalf("%s %s: %v", method, url, err)
+		inst.t.Fatalf("%s %s: %v%s", method, url, err, inst.gone())
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(resp.Body)
@@ -307,6 +307,25 @@ func (inst *Instance) do(method, url, token string, body io.Reader, header ...st
 		inst.t.Fatalf("%s %s: read body: %v", method, url, err)
 	}
 	return Response{Response: resp, Body: raw}
+}
+
+// gone describes the process once it has exited (waiting a second for
+// that): its exit code and the end of its output, for the message of a
+// request that failed; "" while it runs.
+func (inst *Instance) gone() string {
+	select {
+	case <-inst.exited:
+	case <-time.After(time.Second):
+		return ""
+	}
+	return fmt.Sprintf(" (the process exited with code %d; its stdout ends:\n%s\nits stderr ends:\n%s)",
+		inst.exitCode, lastLines(inst.Stdout(), 20), lastLines(inst.Stderr(), 20))
+}
+
+// lastLines returns the last n lines of text.
+func lastLines(text string, n int) string {
+	lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
 
 // Signal sends sig to the process.
