@@ -39,7 +39,20 @@ func (c *Checker) Check(r Record) (Values, error) {
 	if err != nil {
 		return v, err
 	}
-	c.scratch, err = v.verify(c.scratch[:0])
+	c.scratch, err = v.verify(c.scratch[:0], nil)
+	return v, err
+}
+
+// CheckErased checks r as Check does, but recomputes its hash from kept,
+// the digest of the data r had before it was erased, instead of from the
+// data r holds now.
+func (c *Checker) CheckErased(r Record, kept DataSum) (Values, error) {
+	v, decoded, err := decodeValues(c.sc, r, c.decoded[:0])
+	c.decoded = decoded
+	if err != nil {
+		return v, err
+	}
+	c.scratch, err = v.verify(c.scratch[:0], &kept)
 	return v, err
 }
 
@@ -92,14 +105,20 @@ func decodeValues(sc *jsonscan.Scanner, r Record, buf []byte) (Values, []byte, e
 
 // verify checks the constant members and recomputes the hash from the
 // values and compares it with the stored one, using scratch (returned
-// grown): the checks of Fields.Verify, with its errors.
-func (v *Values) verify(scratch []byte) ([]byte, error) {
+// grown): the checks of Fields.Verify, with its errors. A kept digest,
+// unless nil, stands for the data's.
+func (v *Values) verify(scratch []byte, kept *DataSum) ([]byte, error) {
 	if string(v[MemberSpecVersion]) != SpecVersion || string(v[MemberDataContentType]) != DataContentType {
 		return scratch, errors.New("wrong specversion or datacontenttype")
 	}
 	scratch = appendMetadata(scratch, v[MemberID], v[MemberPredecessorHash], v[MemberTime], v[MemberSource], v[MemberSubject], v[MemberType])
 	metaSum := sha256.Sum256(scratch)
-	scratch = appendHash(scratch[:0], metaSum, v[MemberData])
+	dataSum := kept
+	if dataSum == nil {
+		sum := sha256.Sum256(v[MemberData])
+		dataSum = &sum
+	}
+	scratch = appendHash(scratch[:0], metaSum, *dataSum)
 	if !bytes.Equal(scratch, v[MemberHash]) {
 		return scratch, fmt.Errorf("stored hash %s, recomputed %s", v[MemberHash], scratch)
 	}

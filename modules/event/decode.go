@@ -38,13 +38,19 @@ func Decode(r Record) (Fields, error) {
 }
 
 // Verify recomputes the hash from the fields and compares it.
-func (f Fields) Verify() error {
+func (f Fields) Verify() error { return f.verify(nil) }
+
+// VerifyErased recomputes the hash from the fields with kept, the digest
+// of the data the event had before it was erased, standing for its data's.
+func (f Fields) VerifyErased(kept DataSum) error { return f.verify(&kept) }
+
+func (f Fields) verify(kept *DataSum) error {
 	v := Values{
 		MemberSource: []byte(f.Source), MemberSubject: []byte(f.Subject), MemberType: []byte(f.Type),
 		MemberSpecVersion: []byte(f.SpecVersion), MemberID: []byte(f.ID), MemberTime: []byte(f.Time),
 		MemberDataContentType: []byte(f.DataContentType), MemberPredecessorHash: []byte(f.PredecessorHash),
 		MemberData: f.Data, MemberHash: []byte(f.Hash),
 	}
-	_, err := v.verify(nil)
+	_, err := v.verify(nil, kept)
 	return err
 }

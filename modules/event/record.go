@@ -90,7 +90,7 @@ func ParseTime(s string) (time.Time, error) {
 // specversion|id|predecessorhash|time|source|subject|type|datacontenttype.
 func Hash(id, predecessorHash, eventTime, source, subject, eventType string, data []byte) string {
 	meta := appendMetadata(nil, id, predecessorHash, eventTime, source, subject, eventType)
-	return string(appendHash(nil, sha256.Sum256(meta), data))
+	return string(appendHash(nil, sha256.Sum256(meta), sha256.Sum256(data)))
 }
 
 // appendMetadata appends the metadata the hash covers:
@@ -112,11 +112,10 @@ func appendMetadata[T, U string | []byte](dst []byte, id, predecessorHash, event
 }
 
 // appendHash appends the hex hash of an event whose metadata hashes to
-// metaSum and whose data is data.
-func appendHash(dst []byte, metaSum [sha256.Size]byte, data []byte) []byte {
+// metaSum and whose data to dataSum.
+func appendHash(dst []byte, metaSum, dataSum [sha256.Size]byte) []byte {
 	var sums [128]byte
 	hex.Encode(sums[:64], metaSum[:])
-	dataSum := sha256.Sum256(data)
 	hex.Encode(sums[64:], dataSum[:])
 	sum := sha256.Sum256(sums[:])
 	return hex.AppendEncode(dst, sum[:])
@@ -157,7 +156,7 @@ func Seal(buf []byte, c Candidate, id uint64, eventTime time.Time, predecessorHa
 	mark := len(buf)
 	buf = appendMetadata(buf, buf[idStart:idEnd], predecessorHash, buf[timeStart:timeEnd], c.Source, c.Subject, c.Type)
 	metaSum := sha256.Sum256(buf[mark:])
-	buf = appendHash(buf[:mark], metaSum, c.Data)
+	buf = appendHash(buf[:mark], metaSum, sha256.Sum256(c.Data))
 	buf = append(buf, '"')
 	return buf, Record{ID: id, JSON: buf[start:len(buf):len(buf)]}
 }

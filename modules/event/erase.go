@@ -1,0 +1,55 @@
+package event
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"strconv"
+
+	"github.com/eventstore-service/eventstore/modules/jsonscan"
+)
+
+// An erased event's data is replaced by the erased form (docs/api.md
+// §4.16), {"$erased":{"by":"<id>","at":"<time>"}}: the id and the time of
+// the management event that erased it. Its hash stays the one computed
+// from the original data, whose SHA-256 (DataSum) the store keeps apart
+// from the record so that the hash still verifies.
+
+// ErasedType is the type of the management event an erasure appends.
+const ErasedType = "io.eventstore.events-erased"
+
+// ManagementSource is the source of the events the service writes itself.
+const ManagementSource = "urn:eventstore:management"
+
+// erasedPrefix starts the data of every erased event.
+const erasedPrefix = `{"$erased":{"by":"`
+
+// DataSum is the SHA-256 of an event's canonical data bytes (h_data).
+type DataSum = [sha256.Size]byte
+
+// ErasedData returns the erased form written by the management event with
+// id by and time at (as FormatTime writes it).
+func ErasedData(by uint64, at string) []byte {
+	data := append([]byte(erasedPrefix), strconv.FormatUint(by, 10)...)
+	data = append(data, `","at":`...)
+	data = jsonscan.AppendString(data, at)
+	return append(data, "}}"...)
+}
+
+// IsErased reports whether data has the erased form. Only the store's
+// kept digest tells an erased event from one written with such data.
+func IsErased(data []byte) bool { return bytes.HasPrefix(data, []byte(erasedPrefix)) }
+
+// Erase returns r with its data replaced by data (the erased form), all
+// other members and the hash unchanged, and the digest of the data it
+// had; sc is the scanner to use.
+func Erase(r Record, data []byte, sc *jsonscan.Scanner) (Record, DataSum, error) {
+	m, err := r.Split(sc)
+	if err != nil {
+		return Record{}, DataSum{}, err
+	}
+	dataEnd := len(r.JSON) - hashMemberLength
+	dataStart := dataEnd - len(m[MemberData])
+	out := make([]byte, 0, dataStart+len(data)+hashMemberLength)
+	out = append(append(append(out, r.JSON[:dataStart]...), data...), r.JSON[dataEnd:]...)
+	return Record{ID: r.ID, JSON: out}, sha256.Sum256(m[MemberData]), nil
+}
