@@ -251,6 +251,11 @@ type Batch struct {
 	Postings []Posting
 	Backfill []Posting
 	Dropped  []uint64
+	// Erased are events committed earlier whose records an erasure
+	// replaced, with the digests of their original data to keep, and
+	// Unposted the postings of that data, which go (Eraser).
+	Erased   []ErasedRecord
+	Unposted []Posting
 }
 
 // StateRecord is one record of feature state: a value under a key in a

@@ -78,6 +78,7 @@ type Request struct {
 	Applied func()
 
 	backfill []Posting // a data index build's keys of committed events
+	erase    *erasing  // an erasure, which the writer commits alone in its group
 }
 
 // Group is the commit group a request is decided in, as its Check sees it.

@@ -57,10 +57,11 @@ type Store struct {
 	build       chan struct{}
 	built       chan struct{} // closed when the builder ended
 
-	writing   sync.Mutex   // held by the writer while it commits, and by a restore
-	head      Head         // owned by the writer goroutine
-	latestIDs *latestCache // owned by the writer goroutine
-	lastGroup int          // requests in the writer's previous group; owned by the writer goroutine
+	writing   sync.Mutex    // held by the writer while it commits, and by a restore
+	head      Head          // owned by the writer goroutine
+	latestIDs *latestCache  // owned by the writer goroutine
+	lastGroup int           // requests in the writer's previous group; owned by the writer goroutine
+	held      *writeRequest // an erasure admit left for the next group; owned by the writer goroutine
 
 	evaluating chan struct{} // a slot per heavy query precondition evaluated at once (View.WaitTurn)
 

@@ -62,6 +62,33 @@ func (w *window) add(records []Written) {
 	}
 }
 
+// erase replaces the records of erased events that the window holds, and
+// forgets their keys: the data indexes no longer hold them.
+func (w *window) erase(erased []ErasedRecord) {
+	if len(erased) == 0 {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, e := range erased {
+		id := e.Record.ID
+		if w.count == 0 || id < w.first || id >= w.first+uint64(w.count) {
+			continue
+		}
+		entry := &w.entries[(w.start+int(id-w.first))%len(w.entries)]
+		if entry.Record.JSON == nil {
+			continue // a hole: its fill reads the record from storage
+		}
+		w.bytes += len(e.Record.JSON) - len(entry.Record.JSON)
+		entry.Record = e.Record
+		keyed := make([]dataindex.Keyed, len(entry.Keyed))
+		for i, k := range entry.Keyed {
+			keyed[i] = dataindex.Keyed{Index: k.Index}
+		}
+		entry.Keyed = keyed
+	}
+}
+
 // describe returns the window's figures for diagnostics.
 func (w *window) describe() map[string]any {
 	w.mu.RLock()

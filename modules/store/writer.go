@@ -42,6 +42,11 @@ func (s *Store) run() {
 		poll = ticker.C
 	}
 	for {
+		if w := s.held; w != nil {
+			s.held = nil
+			s.writeGroup(w)
+			continue
+		}
 		select {
 		case w := <-s.queue:
 			s.writeGroup(w)
@@ -53,6 +58,11 @@ func (s *Store) run() {
 			s.followOthers()
 		case <-s.stop:
 			for {
+				if w := s.held; w != nil {
+					s.held = nil
+					s.writeGroup(w)
+					continue
+				}
 				select {
 				case w := <-s.queue:
 					s.writeGroup(w)
@@ -142,8 +152,14 @@ func (s *Store) followOthers() {
 // way: the writer first yields its processor to the goroutines ready to
 // run, the handlers decoding requests, so that theirs join this group and
 // one sync acknowledges more of them (docs/performance.md, "Larger
-// groups"). Where nothing else is ready, the yield returns at once.
+// groups"). Where nothing else is ready, the yield returns at once. An
+// erasure is committed alone: it ends the group it would join, and the
+// next group is its own.
 func (s *Store) admit(group []*writeRequest) []*writeRequest {
+	if group[0].erase != nil {
+		s.lastGroup = 1
+		return group
+	}
 	if s.lastGroup > 1 {
 		runtime.Gosched()
 	}
@@ -154,6 +170,11 @@ func (s *Store) admit(group []*writeRequest) []*writeRequest {
 	for events < MaxGroupEvents {
 		select {
 		case w := <-s.queue:
+			if w.erase != nil {
+				s.held = w
+				s.lastGroup = len(group)
+				return group
+			}
 			group = append(group, w)
 			events += len(w.Events)
 		default:
@@ -250,7 +271,8 @@ func (s *Store) commitOnce(group []*writeRequest) (_ []*writeRequest, err error)
 	}
 	start := time.Now()
 	if !g.empty() {
-		b := Batch{Records: g.written, State: g.state, Head: g.head, Postings: g.postings, Backfill: g.backfill, Dropped: g.dropped}
+		b := Batch{Records: g.written, State: g.state, Head: g.head, Postings: g.postings, Backfill: g.backfill, Dropped: g.dropped,
+			Erased: g.erased, Unposted: g.unposted}
 		if err := tx.Commit(b); err != nil {
 			return group, err
 		}
@@ -284,10 +306,14 @@ type groupState struct {
 	backfill []Posting
 	dropped  []uint64
 	keys     []dataindex.Key // of the group's events, which their Keyed hold
+	// erased are the events an erasure of the group erased, unposted
+	// their keys in the data indexes.
+	erased   []ErasedRecord
+	unposted []Posting
 }
 
 func (g *groupState) empty() bool {
-	return len(g.written) == 0 && len(g.state) == 0 && len(g.backfill) == 0 && len(g.dropped) == 0
+	return len(g.written) == 0 && len(g.state) == 0 && len(g.backfill) == 0 && len(g.dropped) == 0 && len(g.erased) == 0
 }
 
 // prepare decides every request of the group: a refused request gets its
@@ -324,6 +350,11 @@ func (s *Store) prepare(group []*writeRequest) (*groupState, error) {
 			continue
 		}
 		g.seal(w, s.now())
+		if w.erase != nil {
+			if err := g.sealErasure(w); err != nil {
+				return nil, err
+			}
+		}
 		g.backfill = append(g.backfill, w.backfill...)
 		g.applyChanges(w.Changes)
 		g.accepted = append(g.accepted, w)
@@ -336,6 +367,11 @@ func (s *Store) prepare(group []*writeRequest) (*groupState, error) {
 // far: its events' schemas and preconditions, its changes' fences, its own
 // rule. A storage failure comes back as a *FailureError.
 func (s *Store) check(w *writeRequest, g *groupState) error {
+	if w.erase != nil {
+		if err := s.checkErasure(w, g); err != nil {
+			return err
+		}
+	}
 	if (s.readOnly.Load() || g.readOnly) && (!w.InReadOnly || len(w.Events) > 0) {
 		return ErrReadOnly
 	}
@@ -410,6 +446,7 @@ func (s *Store) publish(g *groupState, start time.Time) {
 		// A commit of feature state alone wakes no observer (Changed), as
 		// a followed one does not (follow): the feature that made it wakes
 		// its own readers.
+		s.recent.erase(g.erased)
 		s.advance(g.written, len(g.written) > 0)
 		s.rec.Committed(len(g.written), done.Sub(start))
 		s.recordKeys(g)

@@ -61,6 +61,9 @@ type Backend struct {
 	format        Format      // the format version of the store: FormatVersion, or older read-only
 	kinds         *kindKeys   // which kind keys of the data indexes hold postings
 	absent        *absentKeys // which value keys of the data indexes hold none
+	purge         *purgeState // what Purge needs to know of erasures
+	fs            vfs.FS
+	dir           string
 }
 
 var _ store.Backend = (*Backend)(nil)
@@ -92,7 +95,9 @@ func Open(dir string, log *zap.Logger, opts Options) (*Backend, error) {
 		MaxOpenFiles:       opts.MaxOpenFiles,
 		FormatMajorVersion: pebbleFormat(opts.Format),
 	}
-	pebbleOpts.Experimental.ValueSeparationPolicy = valueSeparation
+	purge := &purgeState{}
+	pebbleOpts.Experimental.ValueSeparationPolicy = purge.valueSeparation
+	pebbleOpts.EventListener = &pebble.EventListener{WALCreated: purge.walCreated}
 	if opts.FS == nil {
 		pebbleOpts.FS = vfs.Default
 	}
@@ -118,7 +123,8 @@ func Open(dir string, log *zap.Logger, opts Options) (*Backend, error) {
 	case opts.KeyFilterBytes == 0:
 		opts.KeyFilterBytes = DefaultKeyFilterBytes
 	}
-	b := &Backend{db: db, batchPostings: newPostings(), format: FormatVersion, kinds: newKindKeys(), absent: newAbsentKeys(int(opts.KeyFilterBytes))}
+	b := &Backend{db: db, batchPostings: newPostings(), format: FormatVersion, kinds: newKindKeys(), absent: newAbsentKeys(int(opts.KeyFilterBytes)),
+		purge: purge, fs: pebbleOpts.FS, dir: dir}
 	if opts.ReadOnly {
 		b.format = opts.Format
 	}
@@ -294,6 +300,9 @@ func (b *Backend) commit(sb store.Batch) error {
 		if k, err = index.flush(batch, k); err != nil {
 			return err
 		}
+	}
+	if err := b.commitErasure(batch, sb.Erased, sb.Unposted); err != nil {
+		return err
 	}
 	for _, id := range sb.Dropped { // after the postings: the batch's own go too
 		prefix := dataIndexPrefix(nil, id)

@@ -1,8 +1,6 @@
 package pebblestore
 
 import (
-	"time"
-
 	"github.com/cockroachdb/pebble/v2"
 )
 
@@ -20,15 +18,21 @@ const separatedValueSize = 256
 // to more than ten overlapping blob files, it writes their records
 // together into new ones, so that reads stay local.
 //
-// Records are never overwritten and only Reset deletes them, so blob files
-// collect garbage only after a Reset: once a fifth of a file is garbage
-// and the file is five minutes old, Pebble rewrites it.
-func valueSeparation() pebble.ValueSeparationPolicy {
+// Records are overwritten only by erasures, and only Reset deletes them,
+// so blob files collect garbage only from those. Pebble rewrites blob
+// files with garbage once a fifth of all their values is garbage, and
+// while an erasure's Purge runs, as soon as any is: the erased records
+// must leave the files at once. A file of any age qualifies, as the
+// records an erasure replaces may have been written a moment before.
+func (p *purgeState) valueSeparation() pebble.ValueSeparationPolicy {
+	garbage := 0.2
+	if p.rewriting.Load() {
+		garbage = 0
+	}
 	return pebble.ValueSeparationPolicy{
 		Enabled:               true,
 		MinimumSize:           separatedValueSize,
 		MaxBlobReferenceDepth: 10,
-		RewriteMinimumAge:     5 * time.Minute,
-		TargetGarbageRatio:    0.2,
+		TargetGarbageRatio:    garbage,
 	}
 }

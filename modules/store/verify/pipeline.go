@@ -132,6 +132,7 @@ func (p *pipeline) gap(n uint64) error {
 // the chunks pass to.
 func (p *pipeline) work(ctx context.Context) {
 	w := eventChecker{checker: event.NewChecker(), schemas: p.schemas, names: map[string]string{}, data: p.data}
+	w.eraser, _ = p.backend.(store.Eraser)
 	for {
 		select {
 		case <-p.tickets:
@@ -168,6 +169,7 @@ type eventChecker struct {
 	names   map[string]string // subjects and types, so that a repeated one costs no string
 	data    *dataCheck
 	sums    dataSums
+	eraser  store.Eraser // of a backend that erases, else nil
 }
 
 // check decodes and hashes r, validates its data against the schema of its
@@ -175,6 +177,23 @@ type eventChecker struct {
 func (w *eventChecker) check(c *chunk, r event.Record) {
 	c.ids = append(c.ids, r.ID)
 	v, err := w.checker.Check(r)
+	erased := false
+	if err != nil && w.eraser != nil {
+		// An erased event's hash verifies with the kept digest of its
+		// original data; its erased form is not validated against the
+		// schema its original data met.
+		kept, found, keptErr := w.eraser.KeptDataSum(r.ID)
+		switch {
+		case keptErr != nil:
+			err = keptErr
+		case found:
+			v, err = w.checker.CheckErased(r, kept)
+			if err == nil && !event.IsErased(v[event.MemberData]) {
+				err = corruption("event %d has a kept digest but not the erased form as data", r.ID)
+			}
+			erased = true
+		}
+	}
 	if err != nil {
 		c.results = append(c.results, verified{problem: err})
 		return
@@ -183,7 +202,7 @@ func (w *eventChecker) check(c *chunk, r event.Record) {
 		subject: w.name(v[event.MemberSubject]), eventType: w.name(v[event.MemberType]),
 		hash: c.keep(v[event.MemberHash]), predecessorHash: c.keep(v[event.MemberPredecessorHash]), time: c.keep(v[event.MemberTime]),
 	}
-	if sch := w.schemas[res.eventType]; sch != nil {
+	if sch := w.schemas[res.eventType]; sch != nil && !erased {
 		res.invalid = sch.Validate(v[event.MemberData])
 	}
 	if w.data != nil {

@@ -1,0 +1,227 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/eventstore-service/eventstore/modules/dataindex"
+	"github.com/eventstore-service/eventstore/modules/event"
+	"github.com/eventstore-service/eventstore/modules/jsonscan"
+)
+
+// Erasure asks to erase the data of the events of a subject (docs/api.md
+// §4.16): the writer replaces it by the erased form in the same commit as
+// the management event that records the erasure.
+type Erasure struct {
+	// Subject, and with Recursive its descendants, are the events' subjects.
+	Subject   string
+	Recursive bool
+	// EventTypes, unless empty, are the only types erased.
+	EventTypes []string
+	// UpperBound, unless nil, is the highest id erased; else the head.
+	UpperBound *uint64
+	// Reason says why; Token names the token that asked, "" for the
+	// single token of --api-token.
+	Reason string
+	Token  string
+}
+
+// ErasedRecord is an event whose data an erasure replaced: its record as
+// it is now, and the digest of the data it had.
+type ErasedRecord struct {
+	Record  event.Record
+	DataSum event.DataSum
+}
+
+// Eraser is implemented by backends that erase (Batch.Erased).
+type Eraser interface {
+	// KeptDataSum returns the digest of the original data of the erased
+	// event id, false when the event was not erased.
+	KeptDataSum(id uint64) (event.DataSum, bool, error)
+	// Purge removes every copy of the data that committed erasures
+	// replaced from the backend's files, and returns once none is left.
+	// It runs outside the writer, beside commits.
+	Purge(ctx context.Context) error
+}
+
+// Errors of Erase.
+var (
+	// ErrErasureUnsupported refuses an erasure on a backend that cannot.
+	ErrErasureUnsupported = errors.New("erasure is not supported by this storage backend")
+	// ErrBeyondHead refuses an erasure whose upper bound is not an event.
+	ErrBeyondHead = errors.New("upper bound beyond the head")
+)
+
+// erasedData is the data of the management event of an erasure.
+type erasedData struct {
+	Events     int      `json:"events"`
+	FirstID    string   `json:"firstId"`
+	LastID     string   `json:"lastId"`
+	Recursive  bool     `json:"recursive"`
+	EventTypes []string `json:"eventTypes"`
+	UpperBound *string  `json:"upperBound"`
+	Reason     string   `json:"reason"`
+	Token      *string  `json:"token"`
+}
+
+// erasing is an erasure being decided by the writer.
+type erasing struct {
+	Erasure
+	events  []event.Record // the events it erases, as they were
+	types   []string       // of events
+	records []ErasedRecord // the events as they are after it
+}
+
+// Erase erases the data of the events e selects that were not erased
+// before, in one commit with the management event, and returns how many
+// it erased and the management event (none when it erased none) once the
+// erased data is gone from the backend's files.
+func (s *Store) Erase(ctx context.Context, e Erasure) (int, *event.Record, error) {
+	eraser, ok := s.backend.(Eraser)
+	if !ok {
+		return 0, nil, ErrErasureUnsupported
+	}
+	x := &erasing{Erasure: e}
+	r := Request{Events: []event.Candidate{{Source: event.ManagementSource, Subject: e.Subject, Type: event.ErasedType, Data: []byte(`{}`)}}}
+	r.erase = x
+	records, err := s.Commit(ctx, r)
+	if err != nil || len(records) == 0 {
+		return 0, nil, err
+	}
+	if err := eraser.Purge(ctx); err != nil {
+		return 0, nil, fmt.Errorf("purge the erased data: %w", err)
+	}
+	return len(x.records), &records[0], nil
+}
+
+// checkErasure decides an erasure, alone in its group, on the committed
+// state: it finds the events to erase and writes the management event
+// (w.Events), none when there are none.
+func (s *Store) checkErasure(w *writeRequest, g *groupState) error {
+	x := w.erase
+	x.events, x.types, x.records = nil, nil, nil
+	w.Events, w.Changes = nil, nil
+	if s.readOnly.Load() {
+		return ErrReadOnly
+	}
+	to := s.head.Count
+	if x.UpperBound != nil {
+		if *x.UpperBound >= to {
+			return ErrBeyondHead
+		}
+		to = *x.UpperBound + 1
+	}
+	if to == 0 {
+		return nil
+	}
+	eraser := s.backend.(Eraser)
+	sc := jsonscan.New(nil)
+	it := s.backend.Scan(Scan{Subject: x.Subject, Recursive: x.Recursive, From: 0, To: to - 1})
+	for it.Next() {
+		r := it.Record()
+		m, err := r.Split(sc)
+		var eventType string
+		if err == nil {
+			eventType, err = m.Text(event.MemberType, sc)
+		}
+		if err != nil {
+			it.Close()
+			return &FailureError{Err: fmt.Errorf("erase: event %d: %w", r.ID, err)}
+		}
+		if eventType == event.ErasedType || (len(x.EventTypes) > 0 && !slices.Contains(x.EventTypes, eventType)) {
+			continue
+		}
+		if event.IsErased(m[event.MemberData]) {
+			if _, erased, err := eraser.KeptDataSum(r.ID); err != nil {
+				it.Close()
+				return &FailureError{Err: err}
+			} else if erased {
+				continue
+			}
+		}
+		x.events = append(x.events, event.Record{ID: r.ID, JSON: slices.Clone(r.JSON)})
+		x.types = append(x.types, eventType)
+	}
+	if err := it.Close(); err != nil {
+		return &FailureError{Err: err}
+	}
+	if len(x.events) == 0 {
+		return nil
+	}
+	data := erasedData{Events: len(x.events), FirstID: fmt.Sprint(x.events[0].ID), LastID: fmt.Sprint(x.events[len(x.events)-1].ID),
+		Recursive: x.Recursive, EventTypes: x.EventTypes, Reason: x.Reason}
+	if data.EventTypes == nil {
+		data.EventTypes = []string{}
+	}
+	if x.UpperBound != nil {
+		bound := fmt.Sprint(*x.UpperBound)
+		data.UpperBound = &bound
+	}
+	if x.Token != "" {
+		data.Token = &x.Token
+	}
+	raw, err := json.Marshal(data)
+	if err == nil {
+		raw, err = jsonscan.Canonicalize(raw)
+	}
+	if err != nil {
+		return err
+	}
+	w.Events = []event.Candidate{{Source: event.ManagementSource, Subject: x.Subject, Type: event.ErasedType, Data: raw}}
+	// A build chunk read before the erasure would key the data it erases:
+	// every building index's state moves on, so that the chunk's fence
+	// refuses it and the build reads the chunk again.
+	for _, ix := range g.indexes {
+		if ix.Ready() {
+			continue
+		}
+		rec, found, err := s.stateIn(g, DataIndexSpace, ix.Name)
+		if err != nil {
+			return &FailureError{Err: err}
+		}
+		if found {
+			w.Changes = append(w.Changes, Change{Space: DataIndexSpace, Key: ix.Name, Value: rec.Value, Expect: rec.Version})
+		}
+	}
+	return nil
+}
+
+// sealErasure replaces the data of the erasure's events by the erased form
+// of its management event, sealed as w.records[0], and removes their keys
+// from the data indexes.
+func (g *groupState) sealErasure(w *writeRequest) error {
+	x := w.erase
+	if len(w.records) == 0 {
+		return nil
+	}
+	sc := jsonscan.New(nil)
+	m, err := w.records[0].Split(sc)
+	var at string
+	if err == nil {
+		at, err = m.Text(event.MemberTime, sc)
+	}
+	if err != nil {
+		return err
+	}
+	data := event.ErasedData(w.records[0].ID, at)
+	var keys []dataindex.Key
+	for i, r := range x.events {
+		erased, sum, err := event.Erase(r, data, sc)
+		if err != nil {
+			return err
+		}
+		x.records = append(x.records, ErasedRecord{Record: erased, DataSum: sum})
+		original, err := r.Split(sc)
+		if err != nil {
+			return err
+		}
+		for _, ix := range g.indexes {
+			g.unposted, keys = appendPostings(g.unposted, ix, r.ID, x.types[i], original[event.MemberData], keys)
+		}
+	}
+	g.erased = append(g.erased, x.records...)
+	return nil
+}
