@@ -165,12 +165,14 @@ func (a *Authenticator) Middleware(next http.Handler, perm httpkit.Permission, p
 			return
 		}
 		rec := &httpkit.Recorder{ResponseWriter: w}
+		note := &auditNote{}
+		r = r.WithContext(context.WithValue(r.Context(), auditKey{}, note))
 		defer func() {
 			status := rec.Status
 			if !rec.WroteHeader {
 				status = http.StatusOK // what net/http answers for a handler that wrote nothing
 			}
-			a.audit(tok, r, status, start)
+			a.audit(tok, r, status, start, note.fields...)
 		}()
 		next.ServeHTTP(rec, r)
 	})
@@ -221,14 +223,30 @@ func Refuse(w http.ResponseWriter, r *http.Request) {
 	httpkit.RefuseBody(w, r, ErrForbidden)
 }
 
-// audit logs the audit line of the request r of tok, answered status.
-func (a *Authenticator) audit(tok *Token, r *http.Request, status int, start time.Time) {
-	a.log.Info("request audited",
+// audit logs the audit line of the request r of tok, answered status,
+// with the fields its handler added (Audit).
+func (a *Authenticator) audit(tok *Token, r *http.Request, status int, start time.Time, fields ...zap.Field) {
+	a.log.Info("request audited", append([]zap.Field{
 		zap.String("token", tok.Name),
 		zap.String("route", httpkit.RouteOf(r)),
 		zap.Int("status", status),
 		zap.String("remote", r.RemoteAddr),
-		zap.Duration("duration", time.Since(start)))
+		zap.Duration("duration", time.Since(start))}, fields...)...)
+}
+
+// auditKey is the context key of the auditNote of an audited request.
+type auditKey struct{}
+
+// auditNote holds the fields a handler adds to its request's audit line.
+type auditNote struct{ fields []zap.Field }
+
+// Audit adds fields to the audit line of the request of ctx, when the
+// request is audited: what an operation did (an erasure's subject and
+// count). Only the handler's goroutine may call it.
+func Audit(ctx context.Context, fields ...zap.Field) {
+	if note, ok := ctx.Value(auditKey{}).(*auditNote); ok {
+		note.fields = append(note.fields, fields...)
+	}
 }
 
 // passedKey is the context key of what the Middleware learned of a

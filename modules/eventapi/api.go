@@ -159,7 +159,7 @@ func (a *API) Routes() []httpkit.Route {
 		{Method: http.MethodPost, Path: RunEventQLQueryPath, Permission: httpkit.PermitQuery, Handler: a.queries.admit(a.runEventQLQuery), Download: "query.ndjson"},
 		{Method: http.MethodPost, Path: BackupPath, Permission: httpkit.PermitOperate, Handler: a.streams.admit(a.backupEvents), Download: "eventstore-backup.ndjson"},
 		{Method: http.MethodPost, Path: RestorePath, Permission: httpkit.PermitOperate, Handler: http.HandlerFunc(a.restoreBackup), UnlimitedBody: true, DuringRestore: true},
-	}, append(a.dataIndexRoutes(), a.subscriptionRoutes()...)...)
+	}, append(append(a.dataIndexRoutes(), a.subscriptionRoutes()...), a.eraseRoute())...)
 }
 
 // AdmitStream serves h for the requests that --max-streams admits among
@@ -183,6 +183,7 @@ type Metrics struct {
 	queries        *prometheus.CounterVec
 	streams        prometheus.Gauge
 	runningQueries prometheus.Gauge
+	erased         prometheus.Counter
 }
 
 // NewMetrics registers the API metrics on reg.
@@ -202,8 +203,10 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Name: "eventstore_streams", Help: "Open read-events, observe-events, read-subjects, read-event-types and verify-store streams (bounded by --max-streams)."}),
 		runningQueries: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "eventstore_eventql_queries_running", Help: "run-eventql-query requests running (bounded by --max-queries)."}),
+		erased: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "eventstore_events_erased_total", Help: "Events whose data erase-events erased."}),
 	}
-	if err := metrics.Register(reg, m.writeRequests, m.eventsRead, m.observers, m.observeSent, m.queries, m.streams, m.runningQueries); err != nil {
+	if err := metrics.Register(reg, m.writeRequests, m.eventsRead, m.observers, m.observeSent, m.queries, m.streams, m.runningQueries, m.erased); err != nil {
 		return nil, err
 	}
 	return m, nil
