@@ -53,7 +53,7 @@ func backupLines(t *testing.T, s *store.Store) []string {
 	var sc jsonscan.Scanner
 	it := s.Scan(store.Scan{From: 0, To: math.MaxUint64})
 	for it.Next() {
-		line, err := backup.AppendEvent(nil, it.Record(), &sc)
+		line, err := backup.AppendEvent(nil, it.Record(), &sc, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

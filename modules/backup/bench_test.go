@@ -88,7 +88,7 @@ func backupFile(b *testing.B, n int) []byte {
 	it := source.Scan(store.Scan{From: 0, To: math.MaxUint64})
 	for it.Next() {
 		var err error
-		if file, err = backup.AppendEvent(file, it.Record(), &sc); err != nil {
+		if file, err = backup.AppendEvent(file, it.Record(), &sc, nil); err != nil {
 			b.Fatal(err)
 		}
 	}

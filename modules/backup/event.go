@@ -2,6 +2,7 @@ package backup
 
 import (
 	"bytes"
+	"encoding/hex"
 	"errors"
 	"fmt"
 
@@ -14,6 +15,7 @@ import (
 // are buffers of the Reader, reused from line to line.
 type fields struct {
 	specVersion, id, time, contentType, predecessorHash, hash []byte
+	dataHash                                                  []byte // of an erased event, else empty
 	source, subject, eventType, traceParent, traceState       string
 	data                                                      []byte // a slice of the line
 }
@@ -36,13 +38,27 @@ func (r *Reader) event(f *fields) (*store.Written, error) {
 	}
 	c := event.Candidate{Source: f.source, Subject: f.subject, Type: f.eventType, Data: f.data, TraceParent: f.traceParent, TraceState: f.traceState}
 	var rec event.Record
-	r.record, rec = event.Seal(r.record[:0], c, r.next, t, r.prevHash)
+	var kept *event.DataSum
+	if len(f.dataHash) == 0 {
+		r.record, rec = event.Seal(r.record[:0], c, r.next, t, r.prevHash)
+	} else {
+		// An erased event: its hash covers the digest of its original data.
+		var sum event.DataSum
+		if n, err := hex.Decode(sum[:], f.dataHash); err != nil || n != len(sum) || len(f.dataHash) != 2*len(sum) {
+			return nil, fmt.Errorf("invalid dataHash: %s", event.Quote(string(f.dataHash)))
+		}
+		if !event.IsErased(f.data) {
+			return nil, errors.New("dataHash on an event whose data is not the erased form")
+		}
+		r.record, rec = event.SealKept(r.record[:0], c, r.next, t, r.prevHash, sum)
+		kept = &sum
+	}
 	if got := rec.Hash(); got != string(f.hash) {
 		return nil, fmt.Errorf("hash %s does not match the event, whose hash is %s", f.hash, got)
 	}
 	r.next++
 	r.prevHash, r.prevTime = append(r.prevHash[:0], f.hash...), string(f.time)
-	return &store.Written{Record: rec, Subject: f.subject, Type: f.eventType}, nil
+	return &store.Written{Record: rec, Subject: f.subject, Type: f.eventType, Kept: kept}, nil
 }
 
 // validate applies the rules of write-events and the fixed members.
@@ -85,7 +101,7 @@ func (r *Reader) validate(f *fields) error {
 func (r *Reader) fields() (*fields, error) {
 	f := &r.f
 	f.source, f.subject, f.eventType, f.traceParent, f.traceState, f.data = "", "", "", "", "", nil
-	for _, b := range []*[]byte{&f.specVersion, &f.id, &f.time, &f.contentType, &f.predecessorHash, &f.hash} {
+	for _, b := range []*[]byte{&f.specVersion, &f.id, &f.time, &f.contentType, &f.predecessorHash, &f.hash, &f.dataHash} {
 		*b = (*b)[:0]
 	}
 	var dataErr error
@@ -93,6 +109,8 @@ func (r *Reader) fields() (*fields, error) {
 		switch string(key) {
 		case "hash":
 			return r.bytesMember(&f.hash)
+		case "dataHash":
+			return r.bytesMember(&f.dataHash)
 		case "event":
 			return r.sc.ObjectBytes(func(key []byte) error {
 				switch string(key) {

@@ -1,6 +1,7 @@
 package backup
 
 import (
+	"encoding/hex"
 	"encoding/json"
 
 	"github.com/eventstore-service/eventstore/modules/dataindex"
@@ -8,15 +9,21 @@ import (
 	"github.com/eventstore-service/eventstore/modules/jsonscan"
 )
 
+// KeptFunc returns the digest of the original data of the erased event id,
+// false when the event was not erased (store.Eraser's KeptDataSum).
+type KeptFunc func(id uint64) (event.DataSum, bool, error)
+
 // AppendEvent appends the backup line of a stored record, with its newline:
 //
 //	{"type":"event","payload":{"event":{"specversion":…,"id":…,"time":…,"source":…,
 //	"subject":…,"type":…,"datacontenttype":…[,"traceparent":…][,"tracestate":…],
-//	"predecessorhash":…,"data":…},"hash":…}}
+//	"predecessorhash":…,"data":…},"hash":…[,"dataHash":…]}}
 //
 // The members' bytes are copied as stored, so data stays the canonical
-// bytes its hash was computed over.
-func AppendEvent(dst []byte, r event.Record, sc *jsonscan.Scanner) ([]byte, error) {
+// bytes its hash was computed over. An erased event's line (docs/api.md
+// §4.16) carries the digest of its original data as dataHash, which kept
+// returns; kept is nil for a store without erasures.
+func AppendEvent(dst []byte, r event.Record, sc *jsonscan.Scanner, kept KeptFunc) ([]byte, error) {
 	m, err := r.Split(sc)
 	if err != nil {
 		return dst, err
@@ -36,6 +43,17 @@ func AppendEvent(dst []byte, r event.Record, sc *jsonscan.Scanner) ([]byte, erro
 	}
 	dst = append(dst, `},"hash":`...)
 	dst = append(dst, m[event.MemberHash]...)
+	if kept != nil && event.IsErased(m[event.MemberData]) {
+		sum, erased, err := kept(r.ID)
+		if err != nil {
+			return dst, err
+		}
+		if erased {
+			dst = append(dst, `,"dataHash":"`...)
+			dst = hex.AppendEncode(dst, sum[:])
+			dst = append(dst, '"')
+		}
+	}
 	return append(dst, '}', '}', '\n'), nil
 }
 

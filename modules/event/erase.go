@@ -9,8 +9,8 @@ import (
 )
 
 // An erased event's data is replaced by the erased form (docs/api.md
-// §4.16), {"$erased":{"by":"<id>","at":"<time>"}}: the id and the time of
-// the management event that erased it. Its hash stays the one computed
+// §4.16), {"$erased":{"at":"<time>","by":"<id>"}}: the time and the id of
+// the management event that erased it, in canonical order as all data. Its hash stays the one computed
 // from the original data, whose SHA-256 (DataSum) the store keeps apart
 // from the record so that the hash still verifies.
 
@@ -21,7 +21,7 @@ const ErasedType = "io.eventstore.events-erased"
 const ManagementSource = "urn:eventstore:management"
 
 // erasedPrefix starts the data of every erased event.
-const erasedPrefix = `{"$erased":{"by":"`
+const erasedPrefix = `{"$erased":{"at":"`
 
 // DataSum is the SHA-256 of an event's canonical data bytes (h_data).
 type DataSum = [sha256.Size]byte
@@ -29,10 +29,10 @@ type DataSum = [sha256.Size]byte
 // ErasedData returns the erased form written by the management event with
 // id by and time at (as FormatTime writes it).
 func ErasedData(by uint64, at string) []byte {
-	data := append([]byte(erasedPrefix), strconv.FormatUint(by, 10)...)
-	data = append(data, `","at":`...)
-	data = jsonscan.AppendString(data, at)
-	return append(data, "}}"...)
+	data := jsonscan.AppendString([]byte(`{"$erased":{"at":`), at)
+	data = append(data, `,"by":"`...)
+	data = strconv.AppendUint(data, by, 10)
+	return append(data, `"}}`...)
 }
 
 // IsErased reports whether data has the erased form. Only the store's

@@ -16,7 +16,7 @@ func TestErase(t *testing.T) {
 	c := Candidate{Source: "https://example.com", Subject: "/customers/42", Type: "com.example.registered", Data: data, TraceParent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}
 	_, r := Seal(nil, c, 7, time.Date(2026, 11, 29, 10, 0, 0, 1, time.UTC), []byte(ZeroHash))
 	erasedData := ErasedData(9, "2026-11-29T11:00:00.000000001Z")
-	if string(erasedData) != `{"$erased":{"by":"9","at":"2026-11-29T11:00:00.000000001Z"}}` || !IsErased(erasedData) || IsErased(data) {
+	if string(erasedData) != `{"$erased":{"at":"2026-11-29T11:00:00.000000001Z","by":"9"}}` || !IsErased(erasedData) || IsErased(data) {
 		t.Fatalf("erased form %s", erasedData)
 	}
 	erased, kept, err := Erase(r, erasedData, jsonscan.New(nil))
@@ -43,6 +43,14 @@ func TestErase(t *testing.T) {
 	}
 	if _, err := checker.CheckErased(erased, sha256.Sum256([]byte(`{}`))); err == nil {
 		t.Error("an erased record verified with a wrong digest")
+	}
+	if canonical, err := jsonscan.Canonicalize(erasedData); err != nil || string(canonical) != string(erasedData) {
+		t.Errorf("the erased form is not canonical: %s", canonical)
+	}
+	_, resealed := SealKept(nil, Candidate{Source: c.Source, Subject: c.Subject, Type: c.Type, Data: erasedData, TraceParent: c.TraceParent}, 7,
+		time.Date(2026, 11, 29, 10, 0, 0, 1, time.UTC), []byte(ZeroHash), kept)
+	if string(resealed.JSON) != string(erased.JSON) {
+		t.Errorf("SealKept\n got %s\nwant %s", resealed.JSON, erased.JSON)
 	}
 	f, err := Decode(erased)
 	if err != nil {

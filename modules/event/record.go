@@ -125,6 +125,16 @@ func appendHash(dst []byte, metaSum, dataSum [sha256.Size]byte) []byte {
 // hash, computing its hash. The record's JSON is appended to buf, which is
 // returned grown; the record keeps pointing at its bytes either way.
 func Seal(buf []byte, c Candidate, id uint64, eventTime time.Time, predecessorHash []byte) ([]byte, Record) {
+	return seal(buf, c, id, eventTime, predecessorHash, sha256.Sum256(c.Data))
+}
+
+// SealKept is Seal for an erased event: c.Data is its erased form, and
+// its hash is computed with kept, the digest of its original data.
+func SealKept(buf []byte, c Candidate, id uint64, eventTime time.Time, predecessorHash []byte, kept DataSum) ([]byte, Record) {
+	return seal(buf, c, id, eventTime, predecessorHash, kept)
+}
+
+func seal(buf []byte, c Candidate, id uint64, eventTime time.Time, predecessorHash []byte, dataSum DataSum) ([]byte, Record) {
 	start := len(buf)
 	buf = jsonscan.AppendString(append(buf, memberKeys[MemberSource]...), c.Source)
 	buf = jsonscan.AppendString(append(buf, memberKeys[MemberSubject]...), c.Subject)
@@ -156,7 +166,7 @@ func Seal(buf []byte, c Candidate, id uint64, eventTime time.Time, predecessorHa
 	mark := len(buf)
 	buf = appendMetadata(buf, buf[idStart:idEnd], predecessorHash, buf[timeStart:timeEnd], c.Source, c.Subject, c.Type)
 	metaSum := sha256.Sum256(buf[mark:])
-	buf = appendHash(buf[:mark], metaSum, sha256.Sum256(c.Data))
+	buf = appendHash(buf[:mark], metaSum, dataSum)
 	buf = append(buf, '"')
 	return buf, Record{ID: id, JSON: buf[start:len(buf):len(buf)]}
 }

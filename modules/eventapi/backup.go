@@ -95,11 +95,15 @@ func (a *API) backupEvents(w http.ResponseWriter, r *http.Request) {
 			sc   jsonscan.Scanner
 			line []byte
 			err  error
+			kept backup.KeptFunc
 		)
+		if eraser, ok := a.store.Backend().(store.Eraser); ok {
+			kept = eraser.KeptDataSum
+		}
 		if n > 0 {
 			it := view.Scan(store.Scan{From: 0, To: n - 1})
 			for it.Next() {
-				if line, err = backup.AppendEvent(line[:0], it.Record(), &sc); err == nil {
+				if line, err = backup.AppendEvent(line[:0], it.Record(), &sc, kept); err == nil {
 					err = put(it.Record().ID, line)
 				}
 				if err != nil {

@@ -41,6 +41,9 @@ type Written struct {
 	// store's writer committed it; none for an event read back or
 	// committed by another node.
 	Keyed []dataindex.Keyed
+	// Kept, unless nil, is the digest of the original data of an erased
+	// event that a restore writes: the backend keeps it (Eraser).
+	Kept *event.DataSum
 }
 
 // writtenOf returns a stored record with the subject and type its index

@@ -101,7 +101,7 @@ func TestErasePebble(t *testing.T) {
 		string(f.Data) != fmt.Sprintf(`{"eventTypes":[],"events":500,"firstId":"0","lastId":"%d","reason":"request of the data subject","recursive":true,"token":"operator","upperBound":null}`, 249*14+1) {
 		t.Fatalf("management event %+v, data %s", f, f.Data)
 	}
-	erasedForm := fmt.Sprintf(`{"$erased":{"by":"%s","at":"%s"}}`, f.ID, f.Time)
+	erasedForm := fmt.Sprintf(`{"$erased":{"at":"%s","by":"%s"}}`, f.Time, f.ID)
 	it := s.Scan(store.Scan{Subject: "/", Recursive: true, From: 0, To: s.Durable() - 1})
 	erased := 0
 	for it.Next() {

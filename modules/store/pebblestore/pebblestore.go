@@ -277,6 +277,11 @@ func (b *Backend) commit(sb store.Batch) error {
 		if err := batch.Set(eventKey(k[:0], id), w.Record.JSON, nil); err != nil {
 			return err
 		}
+		if w.Kept != nil {
+			if err := batch.Set(keptKey(k[:0], id), w.Kept[:], nil); err != nil {
+				return err
+			}
+		}
 		index.add(exactPrefix(k[:0], w.Subject), id)
 		for i := 1; i < len(w.Subject); i++ {
 			if w.Subject[i] == '/' { // a proper ancestor other than "/"
