@@ -1,0 +1,235 @@
+package e2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/eventstore-service/eventstore/e2e/harness"
+)
+
+// eraseAnswer is the answer of erase-events.
+type eraseAnswer struct {
+	Erased int             `json:"erased"`
+	Event  json.RawMessage `json:"event"`
+}
+
+// erase posts body to erase-events and returns the answer, failing unless
+// it is 200.
+func erase(t *testing.T, inst harness.Target, body string) (eraseAnswer, storedEvent) {
+	t.Helper()
+	r := inst.Do("POST", "/api/v1/erase-events", harness.Token, body)
+	if r.StatusCode != 200 || r.Header.Get("Content-Type") != "application/json" {
+		t.Fatalf("erase-events %s: %d %s", body, r.StatusCode, r.Body)
+	}
+	var a eraseAnswer
+	if err := json.Unmarshal(r.Body, &a); err != nil {
+		t.Fatalf("erase-events answer %s: %v", r.Body, err)
+	}
+	if string(a.Event) == "null" {
+		return a, storedEvent{}
+	}
+	return a, parseEvent(t, a.Event)
+}
+
+// filesHolding returns the files below dir whose bytes contain marker.
+func filesHolding(t *testing.T, dir, marker string) []string {
+	t.Helper()
+	var found []string
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil // deleted meanwhile
+		}
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return nil
+		case err != nil:
+			return err
+		case bytes.Contains(b, []byte(marker)):
+			found = append(found, path)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return found
+}
+
+// personalEvents writes n events of a customer, each with the marker in
+// its data, on subject and its orders.
+func personalEvents(t *testing.T, inst harness.Target, subject, marker string, from, n int) {
+	t.Helper()
+	var parts []string
+	for i := from; i < from+n; i++ {
+		parts = append(parts,
+			fmt.Sprintf(`{"source":"https://shop.example","subject":%q,"type":"io.example.registered","data":{"email":"%s-%d@example.com","id":"%d"}}`, subject, marker, i, i),
+			fmt.Sprintf(`{"source":"https://shop.example","subject":"%s/orders/%d","type":"io.example.ordered","data":{"address":"%s street %d"}}`, subject, i%3, marker, i))
+	}
+	mustWrite(t, inst, `{"events":[`+strings.Join(parts, ",")+`]}`)
+}
+
+// TestErase erases a customer's events in a store on disk: the answer, the
+// erased form in every read, the management event, the bytes gone from
+// every file of the data directory (the WAL included) once the answer is
+// sent and after kill -9 and a restart, verification, a backup → restore →
+// backup round trip, the errors and the grant.
+func TestErase(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	args := []string{"run", "--api-token=" + harness.Token, "--data-directory=" + dir, "--http-enabled", "--https-enabled=false", "--http-port=0"}
+	inst := harness.Start(t, bin, args...)
+	marker := fmt.Sprintf("erase-marker-%d", time.Now().UnixNano())
+	if r := inst.Do("POST", "/api/v1/register-data-index", harness.Token, `{"name":"email","path":"/email"}`); r.StatusCode != 200 {
+		t.Fatalf("register-data-index: %d %s", r.StatusCode, r.Body)
+	}
+	for i := 0; i < 300; i += 100 {
+		personalEvents(t, inst, "/customers/42", marker, i, 100)
+		mustWrite(t, inst, candidates("/customers/7", "io.example.registered", "/customers/8", "io.example.registered"))
+	}
+	// A restart moves the records into tables and blob files; more go to
+	// the memtable and the WAL.
+	inst.Signal(syscall.SIGTERM)
+	if code := inst.Wait(30 * time.Second); code != 0 {
+		t.Fatalf("exit code %d", code)
+	}
+	inst = harness.Start(t, bin, args...)
+	personalEvents(t, inst, "/customers/42", marker, 300, 50)
+	if len(filesHolding(t, dir, marker)) == 0 {
+		t.Fatal("the marker is in no file of the data directory before the erasure")
+	}
+
+	checkError(t, inst.Do("POST", "/api/v1/erase-events", harness.Token, `{"subject":"/customers/42"}`), 400, "invalid request: reason is required")
+	checkError(t, inst.Do("POST", "/api/v1/erase-events", harness.Token, `{"subject":"customers","reason":"x"}`), 400, "invalid subject: 'customers'")
+	checkError(t, inst.Do("POST", "/api/v1/erase-events", harness.Token, `{"subject":"/customers/42","eventTypes":["x"],"reason":"x"}`), 400, "invalid event type: 'x'")
+	checkError(t, inst.Do("POST", "/api/v1/erase-events", harness.Token, `{"subject":"/customers/42","upperBound":"99999","reason":"x"}`), 404, "event '99999' not found")
+	checkError(t, inst.Do("POST", "/api/v1/erase-events", harness.Token, `{"subject":"/customers/42","reason":"`+strings.Repeat("r", 1001)+`"}`), 400,
+		"invalid request: reason must be at most 1000 characters")
+
+	// The orders up to event 199 first, by type and upper bound; then the rest.
+	first, mgmt := erase(t, inst, `{"subject":"/customers/42","recursive":true,"eventTypes":["io.example.ordered"],"upperBound":"199","reason":"orders first"}`)
+	if first.Erased != 100 || mgmt.Type != "io.eventstore.events-erased" || mgmt.Subject != "/customers/42" || mgmt.Source != "urn:eventstore:management" {
+		t.Fatalf("first erasure: %d, %s", first.Erased, mgmt.raw)
+	}
+	token := "null"
+	if harness.AccessFileMode() {
+		token = `"` + harness.AccessAdmin + `"`
+	}
+	if want := `{"eventTypes":["io.example.ordered"],"events":100,"firstId":"1","lastId":"199","reason":"orders first","recursive":true,"token":` + token + `,"upperBound":"199"}`; string(mgmt.Data) != want {
+		t.Fatalf("management event data %s, want %s", mgmt.Data, want)
+	}
+	rest, mgmt := erase(t, inst, `{"subject":"/customers/42","recursive":true,"reason":"request of the data subject"}`)
+	if rest.Erased != 600 {
+		t.Fatalf("second erasure erased %d, want 600", rest.Erased)
+	}
+	if files := filesHolding(t, dir, marker); len(files) > 0 {
+		t.Fatalf("the erased bytes are still in %v once the answer is sent", files)
+	}
+	again, _ := erase(t, inst, `{"subject":"/customers/42","recursive":true,"reason":"again"}`)
+	if again.Erased != 0 || string(again.Event) != "null" {
+		t.Fatalf("an erasure of erased events: %+v", again)
+	}
+
+	// Every read shows the erased form; the hash stays the original one.
+	checkErased := func(t *testing.T, inst harness.Target) {
+		t.Helper()
+		erased := 0
+		for _, l := range stream(t, inst, "/api/v1/read-events", `{"subject":"/customers/42","options":{"recursive":true}}`) {
+			e := parseEvent(t, l.Payload)
+			if e.Type == "io.eventstore.events-erased" {
+				continue
+			}
+			var form struct {
+				Erased struct{ At, By string } `json:"$erased"`
+			}
+			if err := json.Unmarshal(e.Data, &form); err != nil || form.Erased.By == "" || !strings.HasPrefix(string(e.Data), `{"$erased":{"at":"`) {
+				t.Fatalf("event %s reads %s", e.ID, e.Data)
+			}
+			erased++
+		}
+		if erased != 700 {
+			t.Fatalf("%d erased events read, want 700", erased)
+		}
+		res := runQuery(t, inst, `FROM e IN events WHERE e.type == "io.example.registered" AND e.data.email == "`+marker+`-5@example.com" PROJECT INTO e`)
+		if res.status != 200 || len(res.rows) != 0 {
+			t.Fatalf("a query of an erased value: %+v", res)
+		}
+		res = runQuery(t, inst, `FROM e IN events WHERE e.subject == "/customers/42" AND e.type == "io.example.registered" PROJECT INTO e.data`)
+		if res.status != 200 || len(res.rows) != 350 {
+			t.Fatalf("a query of the erased events: %d rows, %s", len(res.rows), res.err)
+		}
+		if row, _ := json.Marshal(res.rows[0]); !strings.HasPrefix(string(row), `{"$erased":{"at":"`) {
+			t.Fatalf("EventQL sees %s", row)
+		}
+	}
+	checkErased(t, inst)
+	verified := stream(t, inst, "/api/v1/verify-store", `{}`)
+	if last := verified[len(verified)-1]; last.Type != "verification" || !strings.Contains(string(last.Payload), `"verified":true`) {
+		t.Fatalf("verify-store after the erasure: %s %s", last.Type, last.Payload)
+	}
+
+	// A backup carries dataHash on the erased lines only; a restore of it
+	// verifies, and backs up to the same bytes.
+	file := runBackup(t, inst)
+	raw, _ := os.ReadFile(file)
+	withDigest := strings.Count(string(raw), `,"dataHash":"`)
+	if withDigest != 700 || strings.Contains(string(raw), marker) {
+		t.Fatalf("the backup has %d lines with dataHash", withDigest)
+	}
+	restored := harness.Start(t, bin, harness.Dev()...)
+	body, _ := os.Open(file)
+	defer body.Close()
+	if r := restored.DoReader("POST", "/api/v1/restore", harness.Token, body); r.StatusCode != 200 {
+		t.Fatalf("restore: %d %s", r.StatusCode, r.Body)
+	}
+	checkErased(t, restored)
+	if again, _ := os.ReadFile(runBackup(t, restored)); !bytes.Equal(again, raw) {
+		t.Fatal("the backup of the restored store differs from the backup it was restored from")
+	}
+
+	// kill -9 right after an answer, a restart: still gone, still verifies.
+	personalEvents(t, inst, "/customers/99", marker+"-late", 0, 20)
+	if a, _ := erase(t, inst, `{"subject":"/customers/99","recursive":true,"reason":"late"}`); a.Erased != 40 {
+		t.Fatalf("erased %d of /customers/99", a.Erased)
+	}
+	inst.Signal(syscall.SIGKILL)
+	inst.Wait(10 * time.Second)
+	if files := filesHolding(t, dir, marker); len(files) > 0 {
+		t.Fatalf("the erased bytes are in %v after kill -9", files)
+	}
+	inst = harness.Start(t, bin, args...)
+	checkErased(t, inst)
+	if files := filesHolding(t, dir, marker); len(files) > 0 {
+		t.Fatalf("the erased bytes are in %v after the restart", files)
+	}
+	inst.Signal(syscall.SIGTERM)
+	if code := inst.Wait(30 * time.Second); code != 0 {
+		t.Fatalf("exit code %d", code)
+	}
+	verifyClean(t, 749, "--data-directory="+dir)
+}
+
+// TestEraseGrant: only a token with the admin grant erases.
+func TestEraseGrant(t *testing.T) {
+	inst := startWithAccessFile(t)
+	body := `{"subject":"/orders/1","reason":"x"}`
+	for _, name := range []string{"reader", "writer", "schemas", "operator"} {
+		if code := statusOf(t, inst, "POST", "/api/v1/erase-events", accessToken(name), body); code != 403 {
+			t.Errorf("token %s: %d, want 403", name, code)
+		}
+	}
+	if code := statusOf(t, inst, "POST", "/api/v1/erase-events", accessToken("admin"), body); code != 200 {
+		t.Errorf("token admin: %d, want 200", code)
+	}
+}
