@@ -200,8 +200,14 @@ func TestErase(t *testing.T) {
 
 	// kill -9 right after an answer, a restart: still gone, still verifies.
 	personalEvents(t, inst, "/customers/99", marker+"-late", 0, 20)
-	if a, _ := erase(t, inst, `{"subject":"/customers/99","recursive":true,"reason":"late"}`); a.Erased != 40 {
-		t.Fatalf("erased %d of /customers/99", a.Erased)
+	tokenFile := harness.WriteFile(t, t.TempDir(), "token", harness.Token)
+	code, stdout, stderr := harness.Run(t, bin, time.Minute, "erase", "--url", inst.URL("http"), "--token-file", tokenFile,
+		"--subject", "/customers/99", "--recursive", "--reason", "late")
+	if code != 0 || !strings.HasPrefix(stdout, "eventstore: erased 40 events of /customers/99 (ids 708 to 747), recorded by event 748 at ") {
+		t.Fatalf("eventstore erase: exit %d\nstdout %s\nstderr %s", code, stdout, stderr)
+	}
+	if code, _, stderr := harness.Run(t, bin, time.Minute, "erase", "--url", inst.URL("http"), "--token-file", tokenFile, "--subject", "/customers/99"); code != 2 || !strings.Contains(stderr, "--reason is required") {
+		t.Fatalf("eventstore erase without a reason: exit %d, %s", code, stderr)
 	}
 	inst.Signal(syscall.SIGKILL)
 	inst.Wait(10 * time.Second)

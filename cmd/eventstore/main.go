@@ -76,7 +76,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			if c.Args().Present() {
 				return usageError(fmt.Errorf("unknown command %q (see --help)", c.Args().First()))
 			}
-			return usageError(errors.New("a command is required: run, verify, backup, restore, bench, diagnostics, subscriptions or version (see --help)"))
+			return usageError(errors.New("a command is required: run, verify, backup, restore, erase, bench, diagnostics, subscriptions or version (see --help)"))
 		},
 		Commands: []*cli.Command{
 			{
@@ -91,6 +91,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			diagnosticsCommand(),
 			backupCommand(),
 			restoreCommand(),
+			eraseCommand(),
 			subscriptionsCommand(),
 			{
 				Name:  "version",
