@@ -3,6 +3,7 @@ package pebblestore
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	iofs "io/fs"
@@ -39,9 +40,18 @@ import (
 //
 // Open readers keep the files they read (zombies) until they close; Purge
 // waits for them too.
+//
+// The key ranges to purge are kept under m purge, written in the batch of
+// the erasure and deleted once a Purge is done with them: a store stopped
+// before (kill -9 between the commit and the answer) purges them when it
+// opens again.
 
 // spaceKept holds the digests of erased events' original data: k <id>.
 const spaceKept = 'k'
+
+// purgeKey holds the key ranges that erasures changed and no Purge has
+// cleaned yet.
+var purgeKey = []byte{spaceMeta, 'p', 'u', 'r', 'g', 'e'}
 
 func keptKey(dst []byte, id uint64) []byte { return appendID(append(dst, spaceKept), id) }
 
@@ -114,9 +124,10 @@ func (b *Backend) commitErasure(batch *pebble.Batch, erased []store.ErasedRecord
 		if key == nil {
 			continue
 		}
-		if _, ok := groups[string(key)]; !ok {
-			ranges = append(ranges, [2][]byte{prefix, prefixEnd(prefix)})
-		}
+		// The range of the whole index: a key's own range would carry the
+		// erased value into purgeKey.
+		whole := dataIndexPrefix(nil, p.Index)
+		ranges = append(ranges, [2][]byte{whole, prefixEnd(whole)})
 		groups[string(key)] = append(groups[string(key)], p.ID)
 	}
 	for key, removed := range groups {
@@ -125,9 +136,63 @@ func (b *Backend) commitErasure(batch *pebble.Batch, erased []store.ErasedRecord
 		}
 	}
 	b.purge.pending.Lock()
-	b.purge.pending.ranges = append(b.purge.pending.ranges, ranges...)
+	defer b.purge.pending.Unlock()
+	b.purge.pending.ranges = spans(append(b.purge.pending.ranges, ranges...))
+	return batch.Set(purgeKey, encodeRanges(b.purge.pending.ranges), nil)
+}
+
+// encodeRanges encodes key ranges as their bounds, each with its length.
+func encodeRanges(ranges [][2][]byte) []byte {
+	var out []byte
+	for _, r := range ranges {
+		for _, key := range r {
+			out = binary.AppendUvarint(out, uint64(len(key)))
+			out = append(out, key...)
+		}
+	}
+	return out
+}
+
+// decodeRanges decodes what encodeRanges encoded.
+func decodeRanges(value []byte) ([][2][]byte, error) {
+	var keys [][]byte
+	for len(value) > 0 {
+		n, k := binary.Uvarint(value)
+		if k <= 0 || uint64(len(value)-k) < n {
+			return nil, errors.New("malformed purge ranges")
+		}
+		keys = append(keys, bytes.Clone(value[k:k+int(n)]))
+		value = value[k+int(n):]
+	}
+	if len(keys)%2 != 0 {
+		return nil, errors.New("malformed purge ranges")
+	}
+	ranges := make([][2][]byte, 0, len(keys)/2)
+	for i := 0; i < len(keys); i += 2 {
+		ranges = append(ranges, [2][]byte{keys[i], keys[i+1]})
+	}
+	return ranges, nil
+}
+
+// resumePurge purges what the erasures committed before the store last
+// stopped left: called by Open.
+func (b *Backend) resumePurge() error {
+	value, closer, err := b.db.Get(purgeKey)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	ranges, err := decodeRanges(value)
+	closer.Close()
+	if err != nil {
+		return err
+	}
+	b.purge.pending.Lock()
+	b.purge.pending.ranges = ranges
 	b.purge.pending.Unlock()
-	return nil
+	return b.Purge(context.Background())
 }
 
 // groupOf returns the key of the posting group of prefix that holds id,
@@ -207,7 +272,7 @@ func (b *Backend) Purge(ctx context.Context) error {
 		m := b.db.Metrics()
 		if m.BlobFiles.ValueSize == m.BlobFiles.ReferencedValueSize && m.BlobFiles.ZombieCount == 0 && m.BlobFiles.ObsoleteCount == 0 &&
 			m.Table.ZombieCount == 0 && m.Table.ObsoleteCount == 0 {
-			return nil
+			break
 		}
 		select {
 		case <-ctx.Done():
@@ -215,6 +280,14 @@ func (b *Backend) Purge(ctx context.Context) error {
 		case <-time.After(purgePoll):
 		}
 	}
+	// Done with the ranges, unless an erasure committed meanwhile added
+	// some (its batch wrote them to purgeKey, which stays).
+	b.purge.pending.Lock()
+	defer b.purge.pending.Unlock()
+	if len(b.purge.pending.ranges) > 0 {
+		return nil
+	}
+	return b.db.Delete(purgeKey, pebble.Sync)
 }
 
 // emptyObsoleteWALs overwrites with zeros the WAL files up to the number

@@ -127,6 +127,10 @@ func Open(dir string, log *zap.Logger, opts Options) (*Backend, error) {
 		purge: purge, fs: pebbleOpts.FS, dir: dir}
 	if opts.ReadOnly {
 		b.format = opts.Format
+		return b, nil
+	}
+	if err := guarded(b.resumePurge); err != nil {
+		return nil, errors.Join(fmt.Errorf("open pebble store in %s: purge the data erased before it stopped: %w", dir, err), b.Close())
 	}
 	return b, nil
 }
