@@ -90,6 +90,7 @@ func benchFlags() []cli.Flag {
 		&cli.IntFlag{Name: "backup-events", Value: 1_000_000, Usage: "events of the store the backup scenario backs up and restores (it fills the store up to this)"},
 		&cli.IntFlag{Name: "subscription-events", Value: 1_000_000, Usage: "backlog the subscription scenario writes and drains (its live part writes at --observe-rate for --duration)"},
 		&cli.IntFlag{Name: "dcb-events", Value: 1_000_000, Usage: "events of the decisions' type the dcb scenario writes on 10,000 courses before it decides on them"},
+		&cli.IntFlag{Name: "erase-events", Value: 1_000_000, Usage: "events of the store the erase scenario writes, one in a thousand on the subject it erases while --clients writers run (needs an admin token)"},
 		&cli.BoolFlag{Name: "dcb-index", Value: true, Usage: "the dcb scenario registers a data index on the events' tags once they are written, and measures its build; --dcb-index=false decides without one"},
 		&cli.IntFlag{Name: "access-tokens", Usage: "start the server with an access file of this many named tokens (bench's own the last, with every grant but admin) instead of --api-token"},
 		&cli.StringFlag{Name: "json", Usage: "write the results to this file, machine-readable"},
@@ -162,7 +163,7 @@ func runBench(c *cli.Context) error {
 		Scenarios: scenarios, Prefill: c.Int("prefill"), Duration: c.Duration("duration"), Slices: c.Int("slices"),
 		Clients: c.Int("clients"), BatchClients: c.Int("batch-clients"), BatchSize: c.Int("batch-size"),
 		ReadEvents: c.Int("read-events"), Observers: c.Int("observers"), ObserveRate: c.Int("observe-rate"), QueryEvents: c.Int("query-events"),
-		BackupEvents: c.Int("backup-events"), SubscriptionEvents: c.Int("subscription-events"), DCBEvents: c.Int("dcb-events"), DCBIndex: c.Bool("dcb-index"), AccessTokens: c.Int("access-tokens"),
+		BackupEvents: c.Int("backup-events"), SubscriptionEvents: c.Int("subscription-events"), DCBEvents: c.Int("dcb-events"), DCBIndex: c.Bool("dcb-index"), EraseEvents: c.Int("erase-events"), AccessTokens: c.Int("access-tokens"),
 	})
 	if err != nil {
 		return cli.Exit("eventstore: bench: "+err.Error(), 1)

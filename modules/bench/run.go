@@ -46,6 +46,9 @@ type Options struct {
 	// DCBIndex has it register a data index on the tags first.
 	DCBEvents int
 	DCBIndex  bool
+	// EraseEvents is the size of the store the erase scenario erases the
+	// events of one subject in (one in a thousand).
+	EraseEvents int
 }
 
 // ScenarioNames are the scenarios Run knows, in the order of a full run.
@@ -55,8 +58,8 @@ func ScenarioNames() []string {
 
 // NamedOnlyScenarios are the scenarios Run knows that a full run leaves
 // out: follow, meant for several nodes of one PostgreSQL database, and
-// dcb, which writes a store of its own size.
-func NamedOnlyScenarios() []string { return []string{"follow", "dcb"} }
+// dcb and erase, which write a store of their own size.
+func NamedOnlyScenarios() []string { return []string{"follow", "dcb", "erase"} }
 
 // CheckScenarios reports the first of names that is no scenario.
 func CheckScenarios(names []string) error {
@@ -185,6 +188,8 @@ func (r *runner) run(scenario string) error {
 		return r.runFollow()
 	case "dcb":
 		return r.runDCB()
+	case "erase":
+		return r.runErase()
 	}
 	return nil
 }
