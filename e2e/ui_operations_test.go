@@ -460,8 +460,9 @@ func TestUIOperationsKeyboard(t *testing.T) {
 	b.signInByKeyboard(inst)
 	b.goByKeyboard("operations")
 	b.waitFor("diagnostics", `document.querySelector("#diagnostics-report dl")`, 10*time.Second)
-	stops := b.tabs(6)
-	if want := []string{"#backup-schemas", "#backup-start", "#readonly-open", "#verify-start", "#diagnostics-refresh", "#diagnostics-copy"}; strings.Join(stops, " ") != strings.Join(want, " ") {
+	stops := b.tabs(10)
+	if want := []string{"#backup-schemas", "#backup-start", "#readonly-open", "#verify-start", "#erase-subject", "#erase-reason", "#erase-recursive", "#erase-open",
+		"#diagnostics-refresh", "#diagnostics-copy"}; strings.Join(stops, " ") != strings.Join(want, " ") {
 		t.Errorf("tab stops %v, want %v", stops, want)
 	}
 

@@ -36,6 +36,13 @@ export function openDetail(tr, { event, raw }) {
   $('event-detail').scrollTop = 0;
   row.scrollIntoView({ block: 'nearest' });
   $('event-detail').focus({ preventScroll: true });
+  const erased = event.data && event.data.$erased;
+  if (erased) {
+    // The hash covers the original data, which is gone (docs/api.md §4.16).
+    badge.dataset.state = 'erased';
+    badge.textContent = `Erased at ${erased.at} by event ${erased.by}; the hash covers the original data`;
+    return;
+  }
   verifyHash(event, raw)
     .then((ok) => {
       if (mine !== token) return;

@@ -1,5 +1,6 @@
 // Operations: download a backup, enter read-only mode (behind a dialog
-// that says it lasts until a restart), verify the store, and the
+// that says it lasts until a restart), verify the store, erase personal
+// data (behind a dialog that asks for the subject again), and the
 // diagnostics report. Leaving the view cancels a verification; a backup,
 // saved by the browser, goes on.
 import { request } from '../api.js';
@@ -8,12 +9,14 @@ import { getHealth, mode } from '../health.js';
 import * as backup from './backup.js';
 import * as verify from './verify.js';
 import * as diagnostics from './diagnostics.js';
+import * as erase from './erase.js';
 
 let generation = 0;
 
 export function init() {
   backup.init();
   verify.init();
+  erase.init();
   diagnostics.init();
   $('readonly-open').addEventListener('click', () => {
     showError($('mode-error'), '');
@@ -29,12 +32,14 @@ export function enter() {
   generation += 1;
   $('mode-status').hidden = true;
   showMode(generation);
+  erase.enter();
   diagnostics.load();
 }
 
 export function leave() {
   generation += 1;
   verify.cancel();
+  erase.leave();
   diagnostics.stop();
   if ($('readonly-dialog').open) $('readonly-dialog').close();
 }
