@@ -151,6 +151,19 @@ func TestErase(t *testing.T) {
 	if files := filesHolding(t, dir, marker); len(files) > 0 {
 		t.Fatalf("the erased bytes are still in %v once the answer is sent", files)
 	}
+	var diagnostics struct {
+		Storage struct {
+			Engine struct {
+				ErasedEvents int `json:"erasedEvents"`
+			} `json:"engine"`
+		} `json:"storage"`
+	}
+	if r := inst.Do("GET", "/api/v1/diagnostics", harness.Token, ""); json.Unmarshal(r.Body, &diagnostics) != nil || diagnostics.Storage.Engine.ErasedEvents != 700 {
+		t.Fatalf("diagnostics: %d %s", r.StatusCode, r.Body)
+	}
+	if got := metrics(t, inst)["eventstore_events_erased_total"]; got != 700 {
+		t.Fatalf("eventstore_events_erased_total %v", got)
+	}
 	again, _ := erase(t, inst, `{"subject":"/customers/42","recursive":true,"reason":"again"}`)
 	if again.Erased != 0 || string(again.Event) != "null" {
 		t.Fatalf("an erasure of erased events: %+v", again)

@@ -23,5 +23,6 @@ func (b *Backend) Describe() map[string]any {
 		"compactions":        m.Compact.Count,
 		"flushes":            m.Flush.Count,
 		"keyFilters":         b.absent.describe(),
+		"erasedEvents":       b.erasedEvents(),
 	}
 }

@@ -91,6 +91,24 @@ func (b *Backend) KeptDataSum(id uint64) (event.DataSum, bool, error) {
 	return sum, true, nil
 }
 
+// erasedEvents counts the erased events (their kept digests), -1 when
+// they cannot be read.
+func (b *Backend) erasedEvents() int64 {
+	it, err := b.db.NewIter(&pebble.IterOptions{LowerBound: []byte{spaceKept}, UpperBound: []byte{spaceKept + 1}})
+	if err != nil {
+		return -1
+	}
+	defer it.Close()
+	var n int64
+	for it.First(); it.Valid(); it.Next() {
+		n++
+	}
+	if it.Error() != nil {
+		return -1
+	}
+	return n
+}
+
 // commitErasure adds the erased records, their digests and the removal of
 // their postings to batch, and notes the ranges Purge compacts.
 func (b *Backend) commitErasure(batch *pebble.Batch, erased []store.ErasedRecord, unposted []store.Posting) error {
