@@ -3,13 +3,16 @@ package store_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/eventstore-service/eventstore/modules/dataindex"
 	"github.com/eventstore-service/eventstore/modules/event"
@@ -138,5 +141,98 @@ func TestErasePebble(t *testing.T) {
 	beyond := s.Durable()
 	if _, _, err := s.Erase(ctx, store.Erasure{Subject: "/customers/7", UpperBound: &beyond, Reason: "x"}); !errors.Is(err, store.ErrBeyondHead) {
 		t.Fatalf("an upper bound beyond the head: %v", err)
+	}
+}
+
+// TestEraseBesideWrites erases a subject again and again while writers
+// keep writing to it and to others: each erasure takes exactly the events
+// of the subject committed before its management event and not erased
+// before, so that every erased event names as its eraser the first
+// management event after it, and none after the last is erased.
+func TestEraseBesideWrites(t *testing.T) {
+	s := storetest.Start(t, storetest.PebbleAt(t.TempDir(), nil))
+	ctx := context.Background()
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				subject := "/customers/42"
+				if w == 7 {
+					subject = "/customers/7"
+				}
+				if _, err := s.Write(ctx, []event.Candidate{storetest.Candidate(subject, "io.x.registered", fmt.Sprintf(`{"n":%d}`, i))}, nil); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	var erasers []uint64 // the management events' ids, ascending
+	total := 0
+	for range 20 {
+		time.Sleep(5 * time.Millisecond)
+		n, mgmt, err := s.Erase(ctx, store.Erasure{Subject: "/customers/42", Reason: "beside writes"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if mgmt != nil {
+			erasers = append(erasers, mgmt.ID)
+			total += n
+		}
+	}
+	close(stop)
+	wg.Wait()
+	if len(erasers) == 0 {
+		t.Fatal("nothing erased")
+	}
+	erased, after := 0, 0
+	it := s.Scan(store.Scan{Subject: "/customers/42", From: 0, To: s.Durable() - 1})
+	for it.Next() {
+		id := it.Record().ID
+		f, err := event.Decode(it.Record())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.Type == event.ErasedType {
+			continue
+		}
+		var form struct {
+			Erased *struct{ By string } `json:"$erased"`
+		}
+		if err := json.Unmarshal(f.Data, &form); err != nil {
+			t.Fatal(err)
+		}
+		next := erasers[len(erasers)-1]
+		for i := len(erasers) - 1; i >= 0 && erasers[i] > id; i-- {
+			next = erasers[i]
+		}
+		switch {
+		case id > erasers[len(erasers)-1]:
+			if form.Erased != nil {
+				t.Errorf("event %d, after the last erasure %d, is erased by %s", id, next, form.Erased.By)
+			}
+			after++
+		case form.Erased == nil || form.Erased.By != fmt.Sprint(next):
+			t.Errorf("event %d reads %s, want erased by %d", id, f.Data, next)
+		default:
+			erased++
+		}
+	}
+	if err := it.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if erased != total {
+		t.Fatalf("%d events read erased, %d erased", erased, total)
+	}
+	if _, err := storetest.Verify(ctx, s.Backend()); err != nil {
+		t.Fatal(err)
 	}
 }
