@@ -35,9 +35,37 @@ func ErasedData(by uint64, at string) []byte {
 	return append(data, `"}}`...)
 }
 
-// IsErased reports whether data has the erased form. Only the store's
-// kept digest tells an erased event from one written with such data.
+// IsErased reports whether data starts as the erased form does. Only the
+// store's kept digest tells an erased event from one written with such
+// data.
 func IsErased(data []byte) bool { return bytes.HasPrefix(data, []byte(erasedPrefix)) }
+
+// IsErasedForm reports whether data is exactly an erased form: a time as
+// FormatTime writes it and an id, nothing else. Such data holds nothing
+// to erase, whoever wrote it.
+func IsErasedForm(data []byte) bool {
+	rest, ok := bytes.CutPrefix(data, []byte(erasedPrefix))
+	if !ok {
+		return false
+	}
+	at, digits, ok := bytes.Cut(rest, []byte(`","by":"`))
+	if !ok || len(at) != len("2006-01-02T15:04:05.000000000Z") {
+		return false
+	}
+	if _, err := ParseTime(string(at)); err != nil {
+		return false
+	}
+	digits, ok = bytes.CutSuffix(digits, []byte(`"}}`))
+	if !ok || len(digits) == 0 || len(digits) > 20 {
+		return false
+	}
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
 
 // Erase returns r with its data replaced by data (the erased form), all
 // other members and the hash unchanged, and the digest of the data it

@@ -44,6 +44,10 @@ func TestErase(t *testing.T) {
 	if _, err := checker.CheckErased(erased, sha256.Sum256([]byte(`{}`))); err == nil {
 		t.Error("an erased record verified with a wrong digest")
 	}
+	if !IsErasedForm(erasedData) || IsErasedForm(data) || IsErasedForm([]byte(`{"$erased":{"at":"2026-11-29T11:00:00.000000001Z","by":"9"},"email":"x"}`)) ||
+		IsErasedForm([]byte(`{"$erased":{"at":"2026-11-29T11:00:00.000000001Z","by":"9x"}}`)) {
+		t.Error("IsErasedForm")
+	}
 	if canonical, err := jsonscan.Canonicalize(erasedData); err != nil || string(canonical) != string(erasedData) {
 		t.Errorf("the erased form is not canonical: %s", canonical)
 	}

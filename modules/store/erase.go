@@ -70,21 +70,43 @@ type erasedData struct {
 // erasing is an erasure being decided by the writer.
 type erasing struct {
 	Erasure
-	events  []event.Record // the events it erases, as they were
-	types   []string       // of events
-	records []ErasedRecord // the events as they are after it
+	// The events below scanned were read before the erasure was queued:
+	// pre, of the types preTypes. Only erasures change stored events, and
+	// Erase runs one at a time, so the writer reads only those from
+	// scanned on.
+	scanned  uint64
+	pre      []event.Record
+	preTypes []string
+	events   []event.Record // the events it erases, as they were
+	types    []string       // of events
+	records  []ErasedRecord // the events as they are after it
+	eraser   Eraser
 }
 
 // Erase erases the data of the events e selects that were not erased
 // before, in one commit with the management event, and returns how many
 // it erased and the management event (none when it erased none) once the
-// erased data is gone from the backend's files.
+// erased data is gone from the backend's files. Erasures run one at a
+// time; the events durable when one starts are read before it is queued,
+// so that the writer, which holds up writes while it decides, reads only
+// those committed since.
 func (s *Store) Erase(ctx context.Context, e Erasure) (int, *event.Record, error) {
 	eraser, ok := s.backend.(Eraser)
 	if !ok {
 		return 0, nil, ErrErasureUnsupported
 	}
+	s.erasures.Lock()
+	defer s.erasures.Unlock()
 	x := &erasing{Erasure: e}
+	durable := s.Durable()
+	if e.UpperBound != nil && *e.UpperBound < durable {
+		durable = *e.UpperBound + 1
+	}
+	var err error
+	if x.pre, x.preTypes, err = x.scan(s.backend, 0, durable); err != nil {
+		return 0, nil, err
+	}
+	x.scanned = durable
 	r := Request{Events: []event.Candidate{{Source: event.ManagementSource, Subject: e.Subject, Type: event.ErasedType, Data: []byte(`{}`)}}}
 	r.erase = x
 	records, err := s.Commit(ctx, r)
@@ -97,12 +119,44 @@ func (s *Store) Erase(ctx context.Context, e Erasure) (int, *event.Record, error
 	return len(x.records), &records[0], nil
 }
 
+// scan returns the events of ids from..to-1 that the erasure selects and
+// that were not erased before, with their types; the records are copies.
+func (x *erasing) scan(r Reader, from, to uint64) (events []event.Record, types []string, err error) {
+	if from >= to {
+		return nil, nil, nil
+	}
+	sc := jsonscan.New(nil)
+	it := r.Scan(Scan{Subject: x.Subject, Recursive: x.Recursive, From: from, To: to - 1})
+	defer func() { err = errors.Join(err, it.Close()) }()
+	for it.Next() {
+		rec := it.Record()
+		m, err := rec.Split(sc)
+		var eventType string
+		if err == nil {
+			eventType, err = m.Text(event.MemberType, sc)
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("erase: event %d: %w", rec.ID, err)
+		}
+		if eventType == event.ErasedType || (len(x.EventTypes) > 0 && !slices.Contains(x.EventTypes, eventType)) {
+			continue
+		}
+		if event.IsErasedForm(m[event.MemberData]) {
+			continue // erased before, or written so: nothing to erase
+		}
+		events = append(events, event.Record{ID: rec.ID, JSON: slices.Clone(rec.JSON)})
+		types = append(types, eventType)
+	}
+	return events, types, nil
+}
+
 // checkErasure decides an erasure, alone in its group, on the committed
-// state: it finds the events to erase and writes the management event
-// (w.Events), none when there are none.
+// state: it finds the events to erase (those read before it was queued,
+// and those committed since) and writes the management event (w.Events),
+// none when there are none.
 func (s *Store) checkErasure(w *writeRequest, g *groupState) error {
 	x := w.erase
-	x.events, x.types, x.records = nil, nil, nil
+	x.records = nil
 	w.Events, w.Changes = nil, nil
 	if s.readOnly.Load() {
 		return ErrReadOnly
@@ -114,40 +168,12 @@ func (s *Store) checkErasure(w *writeRequest, g *groupState) error {
 		}
 		to = *x.UpperBound + 1
 	}
-	if to == 0 {
-		return nil
-	}
-	eraser := s.backend.(Eraser)
-	sc := jsonscan.New(nil)
-	it := s.backend.Scan(Scan{Subject: x.Subject, Recursive: x.Recursive, From: 0, To: to - 1})
-	for it.Next() {
-		r := it.Record()
-		m, err := r.Split(sc)
-		var eventType string
-		if err == nil {
-			eventType, err = m.Text(event.MemberType, sc)
-		}
-		if err != nil {
-			it.Close()
-			return &FailureError{Err: fmt.Errorf("erase: event %d: %w", r.ID, err)}
-		}
-		if eventType == event.ErasedType || (len(x.EventTypes) > 0 && !slices.Contains(x.EventTypes, eventType)) {
-			continue
-		}
-		if event.IsErased(m[event.MemberData]) {
-			if _, erased, err := eraser.KeptDataSum(r.ID); err != nil {
-				it.Close()
-				return &FailureError{Err: err}
-			} else if erased {
-				continue
-			}
-		}
-		x.events = append(x.events, event.Record{ID: r.ID, JSON: slices.Clone(r.JSON)})
-		x.types = append(x.types, eventType)
-	}
-	if err := it.Close(); err != nil {
+	tail, tailTypes, err := x.scan(s.backend, x.scanned, to)
+	if err != nil {
 		return &FailureError{Err: err}
 	}
+	x.events = append(slices.Clip(x.pre), tail...)
+	x.types = append(slices.Clip(x.preTypes), tailTypes...)
 	if len(x.events) == 0 {
 		return nil
 	}

@@ -58,6 +58,7 @@ type Store struct {
 	built       chan struct{} // closed when the builder ended
 
 	writing   sync.Mutex    // held by the writer while it commits, and by a restore
+	erasures  sync.Mutex    // held by Erase: erasures run one at a time
 	head      Head          // owned by the writer goroutine
 	latestIDs *latestCache  // owned by the writer goroutine
 	lastGroup int           // requests in the writer's previous group; owned by the writer goroutine
