@@ -60,6 +60,19 @@ func startWithAccessFile(t *testing.T, extra ...string) *harness.Instance {
 	return harness.Start(t, bin, "run", "--access-file="+file, "--data-directory-temporary", "--http-enabled", "--https-enabled=false", "--http-port=0")
 }
 
+// accessFileOf writes an access file of the tokens, each its name and
+// grants, with accessToken's token, and returns its path.
+func accessFileOf(t *testing.T, tokens ...[2]string) string {
+	t.Helper()
+	var yaml strings.Builder
+	yaml.WriteString("tokens:\n")
+	for _, tok := range tokens {
+		d := sha256.Sum256([]byte(accessToken(tok[0])))
+		fmt.Fprintf(&yaml, "  - name: %s\n    sha256: %s\n    grants: %s\n", tok[0], hex.EncodeToString(d[:]), tok[1])
+	}
+	return harness.WriteFile(t, t.TempDir(), "access.yaml", yaml.String())
+}
+
 // statusOf sends a request and returns its status once its headers
 // arrive; a stream's body is not read.
 func statusOf(t *testing.T, inst *harness.Instance, method, path, token, body string) int {

@@ -1,8 +1,6 @@
 package e2e
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -82,13 +80,7 @@ func checkDataIndexRow(t *testing.T, b *browser, x dataIndexLine) {
 // register or remove controls; one with neither "read" nor "query" does
 // not see the section.
 func TestUIDataIndexes(t *testing.T) {
-	var yaml strings.Builder
-	yaml.WriteString("tokens:\n")
-	for _, tok := range [][2]string{{"admin", "{admin: true}"}, {"reader", `{read: ["/"], query: true}`}, {"schemer", "{schemas: true}"}} {
-		d := sha256.Sum256([]byte(accessToken(tok[0])))
-		fmt.Fprintf(&yaml, "  - name: %s\n    sha256: %s\n    grants: %s\n", tok[0], hex.EncodeToString(d[:]), tok[1])
-	}
-	file := harness.WriteFile(t, t.TempDir(), "access.yaml", yaml.String())
+	file := accessFileOf(t, [2]string{"admin", "{admin: true}"}, [2]string{"reader", `{read: ["/"], query: true}`}, [2]string{"schemer", "{schemas: true}"})
 	inst := harness.Start(t, bin, "run", "--access-file="+file, "--with-ui", "--data-directory-temporary", "--http-enabled", "--https-enabled=false", "--http-port=0")
 	admin := accessToken("admin")
 	body := `{"events":[` +

@@ -1,8 +1,6 @@
 package e2e
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"strings"
 	"testing"
@@ -21,13 +19,7 @@ import (
 // empty data). A token without the admin grant finds the controls
 // disabled, with the reason.
 func TestUIErase(t *testing.T) {
-	var yaml strings.Builder
-	yaml.WriteString("tokens:\n")
-	for _, tok := range [][2]string{{"admin", "{admin: true}"}, {"operator", `{operate: true, read: ["/"]}`}} {
-		d := sha256.Sum256([]byte(accessToken(tok[0])))
-		fmt.Fprintf(&yaml, "  - name: %s\n    sha256: %s\n    grants: %s\n", tok[0], hex.EncodeToString(d[:]), tok[1])
-	}
-	file := harness.WriteFile(t, t.TempDir(), "access.yaml", yaml.String())
+	file := accessFileOf(t, [2]string{"admin", "{admin: true}"}, [2]string{"operator", `{operate: true, read: ["/"]}`})
 	inst := harness.Start(t, bin, "run", "--access-file="+file, "--with-ui", "--data-directory-temporary", "--http-enabled", "--https-enabled=false", "--http-port=0")
 	admin := accessToken("admin")
 	marker := letterMarker()

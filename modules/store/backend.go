@@ -60,6 +60,16 @@ func writtenOf(r event.Record, sc *jsonscan.Scanner) (Written, error) {
 	return w, err
 }
 
+// splitTyped returns the members of r and its type, read with sc.
+func splitTyped(r event.Record, sc *jsonscan.Scanner) (event.Members, string, error) {
+	m, err := r.Split(sc)
+	if err != nil {
+		return m, "", err
+	}
+	eventType, err := m.Text(event.MemberType, sc)
+	return m, eventType, err
+}
+
 // Scan selects records of a subject, of a type, or both, within an id range.
 type Scan struct {
 	// Subject is the subject to read; with Recursive also its descendants

@@ -137,11 +137,7 @@ func (x *DataIndex) Postings(r Reader, from, to uint64) ([]Posting, error) {
 	it := r.Scan(Scan{From: from, To: to - 1})
 	for it.Next() {
 		rec := it.Record()
-		m, err := rec.Split(sc)
-		var eventType string
-		if err == nil {
-			eventType, err = m.Text(event.MemberType, sc)
-		}
+		m, eventType, err := splitTyped(rec, sc)
 		if err != nil {
 			it.Close()
 			return nil, fmt.Errorf("data index %s: event %d: %w", x.Name, rec.ID, err)

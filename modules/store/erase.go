@@ -130,11 +130,7 @@ func (x *erasing) scan(r Reader, from, to uint64) (events []event.Record, types 
 	defer func() { err = errors.Join(err, it.Close()) }()
 	for it.Next() {
 		rec := it.Record()
-		m, err := rec.Split(sc)
-		var eventType string
-		if err == nil {
-			eventType, err = m.Text(event.MemberType, sc)
-		}
+		m, eventType, err := splitTyped(rec, sc)
 		if err != nil {
 			return nil, nil, fmt.Errorf("erase: event %d: %w", rec.ID, err)
 		}
