@@ -310,9 +310,10 @@ func (b *Backend) Purge(ctx context.Context) error {
 
 // emptyObsoleteWALs overwrites with zeros the WAL files up to the number
 // newest, which a flush made obsolete: Pebble may keep them for reuse, and
-// a reused file is written over only as far as new records reach, so
-// their old records would otherwise stay readable. Pebble's recovery
-// takes zeros for the end of a log.
+// a reused file would be written over only as far as new records reach,
+// so their old records would otherwise stay readable. The file system of
+// the backend (noReuseFS) never hands such a file back to Pebble as a new
+// WAL, so the zeros can never land on records written after the flush.
 func (b *Backend) emptyObsoleteWALs(newest uint64) error {
 	names, err := b.fs.List(b.dir)
 	if err != nil {
@@ -356,6 +357,25 @@ func zeroFile(fs vfs.FS, path string) error {
 	}
 	return errors.Join(f.Sync(), f.Close())
 }
+
+// noReuseFS is the file system of the backend: the operating system's (or
+// a test's) except that a WAL file Pebble kept for reuse is deleted, and
+// the new WAL created afresh, instead of renamed into the new WAL. A
+// reused file's inode would carry the new WAL while Purge may be writing
+// zeros over the obsolete file it opened by its old name.
+type noReuseFS struct{ vfs.FS }
+
+// ReuseForWrite removes oldname and creates newname: the contract of
+// ReuseForWrite allows it, and Pebble stats the file it gets.
+func (fs noReuseFS) ReuseForWrite(oldname, newname string, category vfs.DiskWriteCategory) (vfs.File, error) {
+	if err := fs.FS.Remove(oldname); err != nil && !errors.Is(err, iofs.ErrNotExist) {
+		return nil, err
+	}
+	return fs.FS.Create(newname, category)
+}
+
+// Unwrap returns the file system noReuseFS wraps.
+func (fs noReuseFS) Unwrap() vfs.FS { return fs.FS }
 
 // spans returns one range per key space that covers the ranges of that
 // space: one compaction of a span costs less than one per erased event

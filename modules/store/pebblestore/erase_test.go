@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	iofs "io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"go.uber.org/zap"
 
 	"github.com/eventstore-service/eventstore/modules/event"
@@ -109,5 +111,30 @@ func TestPurgeResumed(t *testing.T) {
 			closer.Close()
 		}
 		t.Fatalf("the purge ranges are still pending: %v", err)
+	}
+}
+
+// TestNoReuse: a WAL file Pebble would reuse is removed and the new one
+// created empty, so that no obsolete file Purge zeroes becomes a live WAL.
+func TestNoReuse(t *testing.T) {
+	fs := noReuseFS{FS: vfs.NewMem()}
+	f, err := fs.Create("000004.log", vfs.WriteCategoryUnspecified)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write([]byte("old records")); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	g, err := fs.ReuseForWrite("000004.log", "000009.log", vfs.WriteCategoryUnspecified)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	if info, err := g.Stat(); err != nil || info.Size() != 0 {
+		t.Fatalf("the new WAL: %v, %v", info, err)
+	}
+	if _, err := fs.Stat("000004.log"); !errors.Is(err, iofs.ErrNotExist) {
+		t.Fatalf("the reused file is still there: %v", err)
 	}
 }

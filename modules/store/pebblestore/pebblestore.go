@@ -101,6 +101,7 @@ func Open(dir string, log *zap.Logger, opts Options) (*Backend, error) {
 	if opts.FS == nil {
 		pebbleOpts.FS = vfs.Default
 	}
+	pebbleOpts.FS = noReuseFS{FS: pebbleOpts.FS}
 	var db *pebble.DB
 	err := guarded(func() (err error) {
 		if db, err = pebble.Open(dir, pebbleOpts); err != nil {
