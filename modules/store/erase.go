@@ -80,7 +80,6 @@ type erasing struct {
 	events   []event.Record // the events it erases, as they were
 	types    []string       // of events
 	records  []ErasedRecord // the events as they are after it
-	eraser   Eraser
 }
 
 // Erase erases the data of the events e selects that were not erased
