@@ -57,7 +57,8 @@ func keptKey(dst []byte, id uint64) []byte { return appendID(append(dst, spaceKe
 
 // purgeState is what Purge needs to know of the commits of erasures.
 type purgeState struct {
-	mu      sync.Mutex // serializes Purge
+	mu      sync.Mutex // serializes Purge, and Close waits on it
+	closed  bool       // set by Close, under mu
 	pending struct {
 		sync.Mutex
 		ranges [][2][]byte // key ranges erasures changed since the last Purge
@@ -262,9 +263,14 @@ func (b *Backend) rewriteGroup(batch *pebble.Batch, key []byte, removed []uint64
 const purgePoll = 20 * time.Millisecond
 
 // Purge removes the erased bytes from Pebble's files (see above).
-func (b *Backend) Purge(ctx context.Context) error {
+// A Purge that fails, or whose ctx ends while it waits for Pebble, leaves
+// its ranges to the next one (and to purgeKey, for the next Open).
+func (b *Backend) Purge(ctx context.Context) (err error) {
 	b.purge.mu.Lock()
 	defer b.purge.mu.Unlock()
+	if b.purge.closed {
+		return store.ErrClosed
+	}
 	b.purge.pending.Lock()
 	ranges := b.purge.pending.ranges
 	b.purge.pending.ranges = nil
@@ -272,6 +278,13 @@ func (b *Backend) Purge(ctx context.Context) error {
 	if len(ranges) == 0 {
 		return nil
 	}
+	defer func() {
+		if err != nil {
+			b.purge.pending.Lock()
+			b.purge.pending.ranges = spans(append(b.purge.pending.ranges, ranges...))
+			b.purge.pending.Unlock()
+		}
+	}()
 	b.purge.rewriting.Store(true)
 	defer b.purge.rewriting.Store(false)
 	newest := b.purge.lastWAL.Load()
@@ -381,6 +394,9 @@ func (fs noReuseFS) Unwrap() vfs.FS { return fs.FS }
 // space: one compaction of a span costs less than one per erased event
 // where the events lie apart.
 func spans(ranges [][2][]byte) [][2][]byte {
+	if len(ranges) == 0 {
+		return nil
+	}
 	slices.SortFunc(ranges, func(a, b [2][]byte) int { return bytes.Compare(a[0], b[0]) })
 	out := ranges[:1]
 	for _, r := range ranges[1:] {

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -136,5 +137,55 @@ func TestNoReuse(t *testing.T) {
 	}
 	if _, err := fs.Stat("000004.log"); !errors.Is(err, iofs.ErrNotExist) {
 		t.Fatalf("the reused file is still there: %v", err)
+	}
+}
+
+// TestPurgeLeftToTheNext: a Purge whose context ended leaves what it did
+// not finish to the next Purge.
+func TestPurgeLeftToTheNext(t *testing.T) {
+	marker := []byte("QXVKMWPLHGYRSNJU")
+	dir := t.TempDir()
+	b, err := Open(dir, zap.NewNop(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	var head store.Head
+	head.LastHash = event.ZeroHash
+	c := event.Candidate{Source: "https://x", Subject: "/a", Type: "io.example.thing", Data: []byte(`{"m":"` + string(marker) + `"}`)}
+	_, r := event.Seal(nil, c, 0, time.Now(), []byte(head.LastHash))
+	head = store.Head{Count: 1, LastHash: r.Hash(), LastTime: time.Now()}
+	commit := func(batch store.Batch) {
+		t.Helper()
+		tx, err := b.Begin(context.Background(), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.Commit(batch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	commit(store.Batch{Records: []store.Written{{Record: r, Subject: c.Subject, Type: c.Type}}, Head: head})
+	erased, sum, err := event.Erase(r, event.ErasedData(1, "2026-11-29T12:00:00.000000001Z"), jsonscan.New(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	commit(store.Batch{Erased: []store.ErasedRecord{{Record: erased, DataSum: sum}}, Head: head})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := b.Purge(ctx); err != nil {
+		t.Logf("the Purge of an ended context: %v", err)
+		b.purge.pending.Lock()
+		pending := len(b.purge.pending.ranges)
+		b.purge.pending.Unlock()
+		if pending == 0 {
+			t.Fatalf("Purge failed (%v) and left nothing to the next", err)
+		}
+		if err := b.Purge(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if files := holding(t, dir, marker); len(files) > 0 {
+		t.Fatalf("the erased bytes are in %v", files)
 	}
 }

@@ -136,8 +136,11 @@ func Open(dir string, log *zap.Logger, opts Options) (*Backend, error) {
 	return b, nil
 }
 
-// Close closes the Pebble database.
+// Close closes the Pebble database, once a Purge under way has ended.
 func (b *Backend) Close() error {
+	b.purge.mu.Lock() // after a Purge under way
+	b.purge.closed = true
+	b.purge.mu.Unlock()
 	b.absent.close()
 	return guarded(b.db.Close)
 }
