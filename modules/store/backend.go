@@ -145,11 +145,7 @@ type StringIterator interface {
 // Reader reads the committed state of a backend. Every method may be
 // called concurrently, and reads see only committed events.
 type Reader interface {
-	// State returns the record of key in space, false if there is none.
-	State(space, key string) (StateRecord, bool, error)
-	// States iterates the records of space whose key starts with prefix,
-	// in key byte order.
-	States(space, prefix string) StateIterator
+	StateReader
 	// EventTypes iterates the types of written events in byte order.
 	EventTypes() StringIterator
 	// Record returns the record with id, and false if there is none.

@@ -170,6 +170,34 @@ func (s *Store) States(space, prefix string) StateIterator {
 	return s.backend.States(space, prefix)
 }
 
+// StateReader reads committed records of feature state.
+type StateReader interface {
+	// State returns the record of key in space, false if there is none.
+	State(space, key string) (StateRecord, bool, error)
+	// States iterates the records of space whose key starts with prefix,
+	// in key byte order.
+	States(space, prefix string) StateIterator
+}
+
+// StateViewer is a Backend that reads feature state as of one moment.
+type StateViewer interface {
+	// ViewStates calls fn with a reader whose every read sees the records
+	// as one moment left them, whatever is committed meanwhile. The reader
+	// is valid until fn returns.
+	ViewStates(fn func(r StateReader) error) error
+}
+
+// ViewStates calls fn with a reader of the committed records of feature
+// state as one moment left them: records read one after the other agree,
+// although other nodes commit in between (StateViewer). On a backend that
+// cannot, fn reads the backend as State and States do.
+func (s *Store) ViewStates(fn func(r StateReader) error) error {
+	if v, ok := s.backend.(StateViewer); ok {
+		return v.ViewStates(fn)
+	}
+	return fn(s.backend)
+}
+
 // OnStateChanged registers fn, which the writer calls (on a shared backend)
 // after it followed commits of other nodes that changed a record of one of
 // spaces, so that what a feature keeps in memory of them follows those

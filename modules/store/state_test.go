@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -181,6 +182,43 @@ func holdWriter(t *testing.T, s *store.Store) (release func()) {
 }
 
 // TestFeatureStateIsFollowed checks that a node of a shared backend learns
+
+// TestViewStates reads records of feature state in one view while a
+// commit changes them in between: every read of the view sees them as
+// they were when it began, and a read after it the commit's.
+func TestViewStates(t *testing.T) {
+	storetest.Each(t, &pg, func(t *testing.T, b storetest.Backend) {
+		s := storetest.Start(t, b.New(t))
+		any := store.AnyVersion
+		commit(t, s, store.Request{Changes: []store.Change{put("a", "1", any), put("b/1", "1", any), put("b/2", "1", any)}})
+		err := s.ViewStates(func(r store.StateReader) error {
+			if a, _, err := r.State(space, "a"); err != nil || string(a.Value) != "1" {
+				return fmt.Errorf("a in the view: %q %v", a.Value, err)
+			}
+			commit(t, s, store.Request{Changes: []store.Change{put("a", "2", any), put("b/1", "2", any),
+				{Space: space, Key: "b/2", Expect: any}, put("b/3", "2", any)}})
+			if b1, _, err := r.State(space, "b/1"); err != nil || string(b1.Value) != "1" {
+				return fmt.Errorf("b/1 in the view after the commit: %q %v", b1.Value, err)
+			}
+			var got []string
+			it := r.States(space, "b/")
+			for it.Next() {
+				got = append(got, it.Record().Key+"="+string(it.Record().Value))
+			}
+			if err := it.Close(); err != nil || strings.Join(got, ",") != "b/1=1,b/2=1" {
+				return fmt.Errorf("b/ in the view after the commit: %v %v", got, err)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := keys(t, s, "b/"); got != "b/1=2,b/3=2" {
+			t.Fatalf("b/ after the view: %s", got)
+		}
+	})
+}
+
 // of another node's changes of feature state.
 func TestFeatureStateIsFollowed(t *testing.T) {
 	open := storetest.Postgres(&pg).New(t)

@@ -272,51 +272,58 @@ func (w *walk) next() (entry, bool) {
 }
 
 // loadSnapshots reads the stored partitions of subscription name, and
-// their stored owners and change counts.
+// their stored owners and change counts, as one moment left them.
 func loadSnapshots(s *store.Store, name string, partitions int) ([]Snapshot, []partitionRecord, error) {
 	out := make([]Snapshot, partitions)
 	recs := make([]partitionRecord, partitions)
-	for p := range out {
-		pr, err := readPartitionRecord(s, name, p)
-		if err != nil {
-			return nil, nil, err
+	err := s.ViewStates(func(r store.StateReader) error {
+		for p := range out {
+			pr, err := readPartitionRecord(r, name, p)
+			if err != nil {
+				return err
+			}
+			out[p], recs[p] = Snapshot{Epoch: pr.Epoch, Floor: pr.Floor}, pr
 		}
-		out[p], recs[p] = Snapshot{Epoch: pr.Epoch, Floor: pr.Floor}, pr
-	}
-	err := eachRecord(s, spaceDeliveries, name, name+"/", partitions, func(p int, id uint64, dr deliveryRecord) {
-		addDelivery(&out[p], id, dr)
-	})
-	if err == nil {
-		err = eachRecord(s, spaceReplays, name, name+"/", partitions, func(p int, id uint64, dr deliveryRecord) {
+		err := eachRecord(r, spaceDeliveries, name, name+"/", partitions, func(p int, id uint64, dr deliveryRecord) {
+			addDelivery(&out[p], id, dr)
+		})
+		if err != nil {
+			return err
+		}
+		return eachRecord(r, spaceReplays, name, name+"/", partitions, func(p int, id uint64, dr deliveryRecord) {
 			out[p].Replays = append(out[p].Replays, SnapshotAttempt{EventID: id, Attempt: dr.Attempt})
 		})
-	}
+	})
 	return out, recs, err
 }
 
 // loadPartition reads partition p of subscription name: its snapshot and
-// its record.
-func loadPartition(s *store.Store, name string, p, partitions int) (Snapshot, partitionRecord, error) {
-	pr, err := readPartitionRecord(s, name, p)
-	if err != nil {
-		return Snapshot{}, pr, err
-	}
-	snap := Snapshot{Epoch: pr.Epoch, Floor: pr.Floor}
-	prefix := partitionKey(name, p) + "/"
-	err = eachRecord(s, spaceDeliveries, name, prefix, partitions, func(_ int, id uint64, dr deliveryRecord) {
-		addDelivery(&snap, id, dr)
-	})
-	if err == nil {
-		err = eachRecord(s, spaceReplays, name, prefix, partitions, func(_ int, id uint64, dr deliveryRecord) {
+// its record, as one moment left them. Read one after the other, another
+// node's commit in between could pair a record with deliveries it never
+// had: an old floor with a settle taken in, a position that went back.
+func loadPartition(s *store.Store, name string, p, partitions int) (snap Snapshot, pr partitionRecord, err error) {
+	err = s.ViewStates(func(r store.StateReader) error {
+		if pr, err = readPartitionRecord(r, name, p); err != nil {
+			return err
+		}
+		snap = Snapshot{Epoch: pr.Epoch, Floor: pr.Floor}
+		prefix := partitionKey(name, p) + "/"
+		err := eachRecord(r, spaceDeliveries, name, prefix, partitions, func(_ int, id uint64, dr deliveryRecord) {
+			addDelivery(&snap, id, dr)
+		})
+		if err != nil {
+			return err
+		}
+		return eachRecord(r, spaceReplays, name, prefix, partitions, func(_ int, id uint64, dr deliveryRecord) {
 			snap.Replays = append(snap.Replays, SnapshotAttempt{EventID: id, Attempt: dr.Attempt})
 		})
-	}
+	})
 	return snap, pr, err
 }
 
 // readPartitionRecord reads the record of partition p of subscription
 // name; errPartitionGone when there is none (the subscription was deleted).
-func readPartitionRecord(s *store.Store, name string, p int) (partitionRecord, error) {
+func readPartitionRecord(s store.StateReader, name string, p int) (partitionRecord, error) {
 	var pr partitionRecord
 	r, found, err := s.State(spacePartitions, partitionKey(name, p))
 	if err != nil {
@@ -346,7 +353,7 @@ func addDelivery(snap *Snapshot, id uint64, dr deliveryRecord) {
 // eachRecord calls fn with every record of space of subscription name,
 // keyed <name>/<partition>/<id>, whose key starts with prefix, in key
 // order.
-func eachRecord(s *store.Store, space, name, prefix string, partitions int, fn func(p int, id uint64, dr deliveryRecord)) error {
+func eachRecord(s store.StateReader, space, name, prefix string, partitions int, fn func(p int, id uint64, dr deliveryRecord)) error {
 	it := s.States(space, prefix)
 	for it.Next() {
 		r := it.Record()

@@ -64,7 +64,12 @@ func (b *Backend) State(space, key string) (store.StateRecord, bool, error) {
 		}
 		return store.StateRecord{}, false, err
 	}
-	value, closer, err := b.db.Get(stateKey(nil, space, key))
+	return readState(b.db, space, key)
+}
+
+// readState returns the record of key in space as r holds it.
+func readState(r pebble.Reader, space, key string) (store.StateRecord, bool, error) {
+	value, closer, err := r.Get(stateKey(nil, space, key))
 	if errors.Is(err, pebble.ErrNotFound) {
 		return store.StateRecord{}, false, nil
 	}
@@ -72,9 +77,9 @@ func (b *Backend) State(space, key string) (store.StateRecord, bool, error) {
 		return store.StateRecord{}, false, fmt.Errorf("read state %s/%s: %w", space, key, err)
 	}
 	defer closer.Close()
-	r, err := decodeState(space, []byte(key), value)
-	r.Value = append([]byte{}, r.Value...)
-	return r, err == nil, err
+	rec, err := decodeState(space, []byte(key), value)
+	rec.Value = append([]byte{}, rec.Value...)
+	return rec, err == nil, err
 }
 
 // States iterates the records of space whose key starts with prefix.
@@ -83,13 +88,40 @@ func (b *Backend) States(space, prefix string) store.StateIterator {
 		records, err := b.stateV1(space, prefix)
 		return &sliceStates{records: records, err: err}
 	}
+	return readStates(b.db, space, prefix)
+}
+
+// readStates iterates the records of space whose key starts with prefix
+// as r holds them.
+func readStates(r pebble.Reader, space, prefix string) store.StateIterator {
 	base := statePrefix(nil, space)
 	lower := append(append([]byte(nil), base...), prefix...)
-	it, err := b.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: prefixEnd(lower)})
+	it, err := r.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: prefixEnd(lower)})
 	if err != nil {
 		return &stateIterator{err: err}
 	}
 	return &stateIterator{it: it, space: space, skip: len(base)}
+}
+
+// ViewStates calls fn with a reader of a snapshot of the database.
+func (b *Backend) ViewStates(fn func(r store.StateReader) error) error {
+	if b.format == 1 {
+		return fn(b) // a store of format 1 is opened to be read only
+	}
+	snap := b.db.NewSnapshot()
+	defer snap.Close()
+	return fn(snapshotStates{snap})
+}
+
+// snapshotStates reads feature state from a snapshot.
+type snapshotStates struct{ snap *pebble.Snapshot }
+
+func (v snapshotStates) State(space, key string) (store.StateRecord, bool, error) {
+	return readState(v.snap, space, key)
+}
+
+func (v snapshotStates) States(space, prefix string) store.StateIterator {
+	return readStates(v.snap, space, prefix)
 }
 
 // stateIterator walks the records of a space.

@@ -1,6 +1,7 @@
 package pgstore
 
 import (
+	"context"
 	"errors"
 	"strconv"
 
@@ -11,14 +12,48 @@ import (
 
 // State returns the record of key in space.
 func (b *Backend) State(space, key string) (store.StateRecord, bool, error) {
+	return stateReader{q: b.q, live: b.live}.State(space, key)
+}
+
+// States iterates the records of space whose key starts with prefix, a
+// page at a time.
+func (b *Backend) States(space, prefix string) store.StateIterator {
+	return stateReader{q: b.q, live: b.live}.States(space, prefix)
+}
+
+// ViewStates calls fn with a reader whose reads all run in one
+// repeatable-read, read-only transaction: they see the records as the
+// transaction's first statement found them.
+func (b *Backend) ViewStates(fn func(r store.StateReader) error) error {
+	if b.snapshot != nil { // every read of a snapshot is one moment already
+		return fn(b)
+	}
+	ctx, cancel := b.live.timeout()
+	tx, err := b.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	cancel()
+	if err != nil {
+		return wrap(err, "begin a view of the state")
+	}
+	defer func() { _ = tx.Rollback(context.Background()) }()
+	return fn(stateReader{q: &serialTx{tx: tx}, live: b.live})
+}
+
+// stateReader reads feature state through q: the pool, or a transaction.
+type stateReader struct {
+	q    querier
+	live *liveness
+}
+
+// State returns the record of key in space.
+func (v stateReader) State(space, key string) (store.StateRecord, bool, error) {
 	if !storable(space, key) {
 		return store.StateRecord{}, false, nil
 	}
-	ctx, cancel := b.live.timeout()
+	ctx, cancel := v.live.timeout()
 	defer cancel()
 	r := store.StateRecord{Space: space, Key: key}
 	var version int64
-	err := b.q.QueryRow(ctx, "SELECT value, version FROM eventstore.state WHERE space = $1 AND key = $2", space, key).Scan(&r.Value, &version)
+	err := v.q.QueryRow(ctx, "SELECT value, version FROM eventstore.state WHERE space = $1 AND key = $2", space, key).Scan(&r.Value, &version)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return store.StateRecord{}, false, nil
 	}
@@ -34,8 +69,8 @@ const statePageRows = 1024
 
 // States iterates the records of space whose key starts with prefix, a
 // page at a time.
-func (b *Backend) States(space, prefix string) store.StateIterator {
-	p := &statePages{b: b, space: space, after: prefix, pos: -1}
+func (v stateReader) States(space, prefix string) store.StateIterator {
+	p := &statePages{v: v, space: space, after: prefix, pos: -1}
 	if !storable(space, prefix) {
 		p.done = true
 	}
@@ -46,7 +81,7 @@ func (b *Backend) States(space, prefix string) store.StateIterator {
 
 // statePages walks the records of a space in key order, page by page.
 type statePages struct {
-	b       *Backend
+	v       stateReader
 	space   string
 	after   string // the last key read, or the prefix before the first page
 	end     string // no key at or above it has the prefix, if bounded
@@ -79,7 +114,7 @@ func (p *statePages) Close() error {
 
 func (p *statePages) fetch() {
 	p.page = p.page[:0]
-	ctx, cancel := p.b.live.timeout()
+	ctx, cancel := p.v.live.timeout()
 	defer cancel()
 	op := ">"
 	if p.first {
@@ -91,7 +126,7 @@ func (p *statePages) fetch() {
 		sql += " AND key < $3"
 		args = append(args, p.end)
 	}
-	rows, err := p.b.q.Query(ctx, sql+" ORDER BY key LIMIT "+strconv.Itoa(statePageRows), args...)
+	rows, err := p.v.q.Query(ctx, sql+" ORDER BY key LIMIT "+strconv.Itoa(statePageRows), args...)
 	if err != nil {
 		p.err = wrap(err, "read state %s", p.space)
 		return
