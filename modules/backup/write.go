@@ -10,7 +10,7 @@ import (
 )
 
 // KeptFunc returns the digest of the original data of the erased event id,
-// false when the event was not erased (store.Eraser's KeptDataSum).
+// false when the event was not erased (store.DigestKeeper's KeptDataSum).
 type KeptFunc func(id uint64) (event.DataSum, bool, error)
 
 // AppendEvent appends the backup line of a stored record, with its newline:

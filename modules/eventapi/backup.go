@@ -97,8 +97,8 @@ func (a *API) backupEvents(w http.ResponseWriter, r *http.Request) {
 			err  error
 			kept backup.KeptFunc
 		)
-		if eraser, ok := a.store.Backend().(store.Eraser); ok {
-			kept = eraser.KeptDataSum
+		if keeper, ok := a.store.Backend().(store.DigestKeeper); ok {
+			kept = keeper.KeptDataSum
 		}
 		if n > 0 {
 			it := view.Scan(store.Scan{From: 0, To: n - 1})

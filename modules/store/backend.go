@@ -42,7 +42,7 @@ type Written struct {
 	// committed by another node.
 	Keyed []dataindex.Keyed
 	// Kept, unless nil, is the digest of the original data of an erased
-	// event that a restore writes: the backend keeps it (Eraser).
+	// event that a restore writes: the backend keeps it (DigestKeeper).
 	Kept *event.DataSum
 }
 

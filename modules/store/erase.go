@@ -36,11 +36,18 @@ type ErasedRecord struct {
 	DataSum event.DataSum
 }
 
-// Eraser is implemented by backends that erase (Batch.Erased).
-type Eraser interface {
+// DigestKeeper is implemented by backends that keep the digests of the
+// original data of erased events (Batch.Erased, Written.Kept): they can
+// hold erased events, restored from a backup or erased here.
+type DigestKeeper interface {
 	// KeptDataSum returns the digest of the original data of the erased
 	// event id, false when the event was not erased.
 	KeptDataSum(id uint64) (event.DataSum, bool, error)
+}
+
+// Eraser is implemented by backends that erase (Batch.Erased).
+type Eraser interface {
+	DigestKeeper
 	// Purge removes every copy of the data that committed erasures
 	// replaced from the backend's files, and returns once none is left.
 	// It runs outside the writer, beside commits.

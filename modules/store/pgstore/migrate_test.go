@@ -95,14 +95,21 @@ FROM eventstore.meta WHERE key = 'version'`).Scan(&version, &indexes, &subjectRu
 	}
 }
 
-// backToVersion4 turns a database of version 5 into one of version 4 as a
+// backToVersion5 turns a database of version 6 into one of version 5 as a
+// release of that version left it: no kept digests of erased data.
+const backToVersion5 = `
+DROP TABLE eventstore.erased;
+UPDATE eventstore.meta SET value = '5' WHERE key = 'version';
+`
+
+// backToVersion4 turns a database of version 6 into one of version 4 as a
 // release of that version left it: no keys of data indexes.
-const backToVersion4 = `
+const backToVersion4 = backToVersion5 + `
 DROP TABLE eventstore.data_keys;
 UPDATE eventstore.meta SET value = '4' WHERE key = 'version';
 `
 
-// backToVersion3 turns a database of version 5 into one of version 3 as a
+// backToVersion3 turns a database of version 6 into one of version 3 as a
 // release of that version left it: the schemas in a table of their own
 // (in the order of the versions of their records), the head counting them.
 const backToVersion3 = backToVersion4 + `

@@ -260,7 +260,7 @@ func (b *Backend) Reset() error {
 	err := pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
 		batch := &pgx.Batch{}
 		batch.Queue("SELECT 1 FROM eventstore.head FOR UPDATE")
-		batch.Queue("TRUNCATE eventstore.events, eventstore.subject_runs, eventstore.type_runs, eventstore.subjects, eventstore.event_types, eventstore.state, eventstore.state_spaces, eventstore.data_keys")
+		batch.Queue("TRUNCATE eventstore.events, eventstore.subject_runs, eventstore.type_runs, eventstore.subjects, eventstore.event_types, eventstore.state, eventstore.state_spaces, eventstore.data_keys, eventstore.erased")
 		batch.Queue("UPDATE eventstore.head SET event_count = 0, last_hash = $1, last_time_ns = 0, commits = commits + 1, state_count = 0, restoring = false, spaces_count = 0", event.ZeroHash)
 		batch.Queue("SELECT pg_notify($1, $2)", channel, b.instance)
 		return tx.SendBatch(ctx, batch).Close()

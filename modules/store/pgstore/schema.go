@@ -17,7 +17,7 @@ import (
 // SchemaVersion is the version of the database schema this binary uses.
 // The database records its version in eventstore.meta; Open migrates an
 // older one, one step per version, and refuses a newer one.
-const SchemaVersion Version = 5
+const SchemaVersion Version = 6
 
 // Version is a version of the database schema.
 type Version int
@@ -51,6 +51,7 @@ var migrations = []func(ctx context.Context, tx pgx.Tx) error{
 	2: indexByRuns,
 	3: featureState,
 	4: dataKeys,
+	5: keptDigests,
 }
 
 // createSchema creates the tables of version 1:
@@ -196,6 +197,21 @@ CREATE TABLE eventstore.data_keys (
 	key bytea NOT NULL,
 	event_id bigint NOT NULL,
 	PRIMARY KEY (index_id, key, event_id)
+);
+`)
+	return err
+}
+
+// keptDigests moves version 5 to 6: the digests of the original data of
+// erased events (store.DigestKeeper), which verify their hashes:
+//
+//	erased  (event_id, data_hash), the SHA-256 of the data an event had
+//	        before its erasure, written with its erased form or restored
+func keptDigests(ctx context.Context, tx pgx.Tx) error {
+	_, err := tx.Exec(ctx, `
+CREATE TABLE eventstore.erased (
+	event_id bigint PRIMARY KEY,
+	data_hash bytea NOT NULL CHECK (length(data_hash) = 32)
 );
 `)
 	return err

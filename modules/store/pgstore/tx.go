@@ -284,6 +284,7 @@ SELECT * FROM unnest($1::text[]) ON CONFLICT DO NOTHING`, newTypes)
 		}
 	}
 	queueDataKeys(batch, b)
+	queueErased(batch, b)
 	queueState(batch, b.State)
 	queueSpaces(batch, b.State, from, complete)
 	if len(records) == 0 {

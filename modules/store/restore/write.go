@@ -123,7 +123,7 @@ func (j *job) addEvent(p *pending, item Item) error {
 	if r.ID != p.head.Count {
 		return &BackupError{Line: item.Line, Detail: fmt.Sprintf("event %d where event %d was due", r.ID, p.head.Count)}
 	}
-	if _, erases := j.backend.(store.Eraser); item.Event.Kept != nil && !erases {
+	if _, keeps := j.backend.(store.DigestKeeper); item.Event.Kept != nil && !keeps {
 		return &BackupError{Line: item.Line, Detail: "an erased event (dataHash), which this storage backend cannot keep"}
 	}
 	// The record's own bytes may be reused by the source: keep a copy.

@@ -132,7 +132,7 @@ func (p *pipeline) gap(n uint64) error {
 // the chunks pass to.
 func (p *pipeline) work(ctx context.Context) {
 	w := eventChecker{checker: event.NewChecker(), schemas: p.schemas, names: map[string]string{}, data: p.data}
-	w.eraser, _ = p.backend.(store.Eraser)
+	w.keeper, _ = p.backend.(store.DigestKeeper)
 	for {
 		select {
 		case <-p.tickets:
@@ -169,7 +169,7 @@ type eventChecker struct {
 	names   map[string]string // subjects and types, so that a repeated one costs no string
 	data    *dataCheck
 	sums    dataSums
-	eraser  store.Eraser // of a backend that erases, else nil
+	keeper  store.DigestKeeper // of a backend that keeps digests of erased data, else nil
 }
 
 // check decodes and hashes r, validates its data against the schema of its
@@ -178,11 +178,11 @@ func (w *eventChecker) check(c *chunk, r event.Record) {
 	c.ids = append(c.ids, r.ID)
 	v, err := w.checker.Check(r)
 	erased := false
-	if err != nil && w.eraser != nil {
+	if err != nil && w.keeper != nil {
 		// An erased event's hash verifies with the kept digest of its
 		// original data; its erased form is not validated against the
 		// schema its original data met.
-		kept, found, keptErr := w.eraser.KeptDataSum(r.ID)
+		kept, found, keptErr := w.keeper.KeptDataSum(r.ID)
 		switch {
 		case keptErr != nil:
 			err = keptErr

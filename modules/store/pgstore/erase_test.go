@@ -1,0 +1,63 @@
+package pgstore_test
+
+import (
+	"testing"
+
+	"github.com/eventstore-service/eventstore/modules/dataindex"
+	"github.com/eventstore-service/eventstore/modules/event"
+	"github.com/eventstore-service/eventstore/modules/store"
+	"github.com/eventstore-service/eventstore/modules/store/storetest"
+)
+
+// TestKeptDigests commits an event restored erased (Written.Kept) and then
+// an erasure of another (Batch.Erased): the digests are kept, the erased
+// record replaces the original, its postings go, and Reset forgets the
+// digests with the events.
+func TestKeptDigests(t *testing.T) {
+	b, err := opener(pg.Database(t))()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	keeper := b.(store.DigestKeeper)
+	restored, original := event.DataSum{1, 2, 3}, event.DataSum{4, 5, 6}
+	key := dataindex.Key("personal")
+	storetest.Commit(t, b, store.Batch{
+		Records: []store.Written{
+			{Record: event.Record{ID: 0, JSON: []byte(`{"restored":"erased"}`)}, Subject: "/a", Type: "io.example.a", Kept: &restored},
+			{Record: event.Record{ID: 1, JSON: []byte(`{"original":"personal"}`)}, Subject: "/a", Type: "io.example.a"},
+		},
+		Postings: []store.Posting{{Index: 7, Key: key, ID: 1}},
+		Head:     store.Head{Count: 2, LastHash: event.ZeroHash, Commits: 1},
+	})
+	if sum, found, err := keeper.KeptDataSum(0); err != nil || !found || sum != restored {
+		t.Fatalf("the digest of the restored event: %x %v %v", sum, found, err)
+	}
+	if _, found, err := keeper.KeptDataSum(1); err != nil || found {
+		t.Fatalf("a digest of an event not erased: %v %v", found, err)
+	}
+
+	storetest.Commit(t, b, store.Batch{
+		Records:  []store.Written{{Record: event.Record{ID: 2, JSON: []byte(`{"management":true}`)}, Subject: "/a", Type: event.ErasedType}},
+		Erased:   []store.ErasedRecord{{Record: event.Record{ID: 1, JSON: []byte(`{"erased":true}`)}, DataSum: original}},
+		Unposted: []store.Posting{{Index: 7, Key: key, ID: 1}},
+		Head:     store.Head{Count: 3, LastHash: event.ZeroHash, Commits: 2},
+	})
+	if r, _, err := b.Record(1); err != nil || string(r.JSON) != `{"erased":true}` {
+		t.Fatalf("the erased record: %s %v", r.JSON, err)
+	}
+	if sum, found, err := keeper.KeptDataSum(1); err != nil || !found || sum != original {
+		t.Fatalf("the digest of the erased event: %x %v %v", sum, found, err)
+	}
+	postings := 0
+	if err := b.(store.DataPostingsReader).DataPostings(7, func(dataindex.Key, uint64) error { postings++; return nil }); err != nil || postings != 0 {
+		t.Fatalf("postings of the erased event: %d %v", postings, err)
+	}
+
+	if err := b.Reset(); err != nil {
+		t.Fatal(err)
+	}
+	if _, found, err := keeper.KeptDataSum(0); err != nil || found {
+		t.Fatalf("a digest after the reset: %v %v", found, err)
+	}
+}
