@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/eventstore-service/eventstore/modules/event"
 	"github.com/eventstore-service/eventstore/modules/jsonscan"
 )
 
@@ -70,8 +71,9 @@ func (s *Store) follow(head Head, read []Written, spaces func(since uint64) ([]s
 		for it.Next() {
 			w, err := writtenOf(it.Record(), &sc)
 			if err != nil {
+				id := it.Record().ID
 				it.Close()
-				return fmt.Errorf("follow event %d: %w", it.Record().ID, err)
+				return fmt.Errorf("follow event %d: %w", id, err)
 			}
 			w.Record.JSON = bytes.Clone(w.Record.JSON) // the iterator reuses its buffer
 			written = append(written, w)
@@ -81,6 +83,13 @@ func (s *Store) follow(head Head, read []Written, spaces func(since uint64) ([]s
 		}
 		if uint64(len(written)) != head.Count-from {
 			return errors.Join(ErrUnavailable, fmt.Errorf("follow: read %d events of %d", len(written), head.Count-from))
+		}
+	}
+	for _, w := range written {
+		if w.Type == event.ErasedType && w.Record.ID > 0 {
+			// Another node erased events before this one: the window may
+			// hold their data, which reads take from storage from now on.
+			s.recent.forget(0, w.Record.ID-1)
 		}
 	}
 	events := head.Count != s.head.Count || head.LastHash != s.head.LastHash

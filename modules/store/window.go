@@ -32,6 +32,10 @@ type window struct {
 	first   uint64 // id of the oldest entry
 	bytes   int
 	limit   int // of bytes
+	// erasures counts the erasures that changed entries (erase, forget):
+	// a fill whose read began before one puts nothing, for it may hold
+	// the data erased since.
+	erasures uint64
 
 	filling sync.Mutex // held by the read that fills holes
 }
@@ -70,6 +74,7 @@ func (w *window) erase(erased []ErasedRecord) {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.erasures++
 	for _, e := range erased {
 		id := e.Record.ID
 		if w.count == 0 || id < w.first || id >= w.first+uint64(w.count) {
@@ -86,6 +91,20 @@ func (w *window) erase(erased []ErasedRecord) {
 			keyed[i] = dataindex.Keyed{Index: k.Index}
 		}
 		entry.Keyed = keyed
+	}
+}
+
+// forget makes the entries with ids from through to holes, keys and all,
+// which readers then read from storage: another node erased events among
+// them, and this node learns of it by the management event alone.
+func (w *window) forget(from, to uint64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.erasures++
+	for id := max(from, w.first); id <= to && id < w.first+uint64(w.count); id++ {
+		e := &w.entries[(w.start+int(id-w.first))%len(w.entries)]
+		w.bytes -= len(e.Record.JSON)
+		e.Record.JSON, e.Keyed = nil, nil
 	}
 }
 
@@ -163,7 +182,7 @@ func (w *window) scan(s Scan) (records []event.Record, holes, ok bool) {
 func (w *window) fill(b Reader, from, to uint64) error {
 	w.filling.Lock()
 	defer w.filling.Unlock()
-	lo, hi, found := w.holes(from, to)
+	lo, hi, erasures, found := w.holes(from, to)
 	if !found {
 		return nil
 	}
@@ -178,6 +197,9 @@ func (w *window) fill(b Reader, from, to uint64) error {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.erasures != erasures {
+		return nil // the records read may hold erased data: storage serves the read
+	}
 	for _, r := range records {
 		if r.ID < w.first || r.ID >= w.first+uint64(w.count) {
 			continue // evicted meanwhile
@@ -195,10 +217,11 @@ func (w *window) fill(b Reader, from, to uint64) error {
 }
 
 // holes returns the lowest and the highest id of the holes among ids from
-// through to.
-func (w *window) holes(from, to uint64) (lo, hi uint64, found bool) {
+// through to, and the count of erasures as of then.
+func (w *window) holes(from, to uint64) (lo, hi, erasures uint64, found bool) {
 	w.mu.RLock()
 	defer w.mu.RUnlock()
+	erasures = w.erasures
 	for id := max(from, w.first); id <= to && id < w.first+uint64(w.count); id++ {
 		if w.entries[(w.start+int(id-w.first))%len(w.entries)].Record.JSON == nil {
 			if !found {
@@ -207,7 +230,7 @@ func (w *window) holes(from, to uint64) (lo, hi uint64, found bool) {
 			hi = id
 		}
 	}
-	return lo, hi, found
+	return lo, hi, erasures, found
 }
 
 // any reports whether fn is true for a record with an id from from to

@@ -1,7 +1,10 @@
 package pgstore_test
 
 import (
+	"bytes"
+	"context"
 	"testing"
+	"time"
 
 	"github.com/eventstore-service/eventstore/modules/dataindex"
 	"github.com/eventstore-service/eventstore/modules/event"
@@ -59,5 +62,54 @@ func TestKeptDigests(t *testing.T) {
 	}
 	if _, found, err := keeper.KeptDataSum(0); err != nil || found {
 		t.Fatalf("a digest after the reset: %v %v", found, err)
+	}
+}
+
+// TestOthersErasureIsFollowed has a node read events into its window of
+// recent records; another node then erases one of them (the records
+// replaced by a commit made directly on the database, the management
+// event written by a second node): once the first node follows the
+// management event, it reads the erased record, not the one it held.
+func TestOthersErasureIsFollowed(t *testing.T) {
+	url := pg.Database(t)
+	a := node(t, url)
+	written := writeEach(t, a, "/p/0", "/p/1")
+	if got, err := scanAll(a, store.Scan{From: 0, To: 1}); err != nil || len(got) != 2 || !bytes.Equal(got[0].JSON, written[0].JSON) {
+		t.Fatalf("the records before the erasure: %v %v", got, err)
+	}
+
+	other, err := opener(url)()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	head, err := other.Head()
+	if err != nil {
+		t.Fatal(err)
+	}
+	erased := bytes.Replace(written[0].JSON, []byte(`"data":{"n":0}`), []byte(`"data":{"$erased":{}}`), 1)
+	if bytes.Equal(erased, written[0].JSON) {
+		t.Fatalf("no data to erase in %s", written[0].JSON)
+	}
+	head.Commits++
+	storetest.Commit(t, other, store.Batch{
+		Erased: []store.ErasedRecord{{Record: event.Record{ID: 0, JSON: erased}, DataSum: event.DataSum{1}}},
+		Head:   head,
+	})
+	b := node(t, url)
+	if _, err := b.Write(context.Background(), []event.Candidate{{Source: event.ManagementSource, Subject: "/p", Type: event.ErasedType, Data: []byte(`{}`)}}, nil); err != nil {
+		t.Fatal(err)
+	}
+
+	deadline := time.Now().Add(10 * time.Second)
+	for a.Durable() < 3 {
+		if time.Now().After(deadline) {
+			t.Fatal("the node did not follow the management event")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	got, err := scanAll(a, store.Scan{From: 0, To: 1})
+	if err != nil || len(got) != 2 || !bytes.Equal(got[0].JSON, erased) || !bytes.Equal(got[1].JSON, written[1].JSON) {
+		t.Fatalf("the records after the erasure: %v %v", got, err)
 	}
 }
