@@ -152,6 +152,42 @@ func (x *erasing) scan(r Reader, from, to uint64) (events []event.Record, types 
 	return events, types, nil
 }
 
+// dropErasedSince drops from the events read before the erasure was
+// queued those that another erasure erased since: on a shared backend
+// another node's, committed after this node read them. It looks for the
+// management events committed from the first of them up to to, and reads
+// the events again only when there is one.
+func (x *erasing) dropErasedSince(r Reader, to uint64) error {
+	if len(x.pre) == 0 {
+		return nil
+	}
+	it := r.Scan(Scan{Type: event.ErasedType, From: x.pre[0].ID, To: to - 1})
+	found := it.Next()
+	if err := it.Close(); err != nil || !found {
+		return err
+	}
+	sc := jsonscan.New(nil)
+	kept, keptTypes := x.pre[:0], x.preTypes[:0]
+	for i, e := range x.pre {
+		now, ok, err := r.Record(e.ID)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return fmt.Errorf("erase: event %d is missing", e.ID)
+		}
+		m, err := now.Split(sc)
+		if err != nil {
+			return fmt.Errorf("erase: event %d: %w", e.ID, err)
+		}
+		if !event.IsErasedForm(m[event.MemberData]) {
+			kept, keptTypes = append(kept, e), append(keptTypes, x.preTypes[i])
+		}
+	}
+	x.pre, x.preTypes = kept, keptTypes
+	return nil
+}
+
 // checkErasure decides an erasure, alone in its group, on the committed
 // state: it finds the events to erase (those read before it was queued,
 // and those committed since) and writes the management event (w.Events),
@@ -171,6 +207,9 @@ func (s *Store) checkErasure(w *writeRequest, g *groupState) error {
 		to = *x.UpperBound + 1
 	}
 	tail, tailTypes, err := x.scan(s.backend, x.scanned, to)
+	if err == nil {
+		err = x.dropErasedSince(s.backend, to)
+	}
 	if err != nil {
 		return &FailureError{Err: err}
 	}

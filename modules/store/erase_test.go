@@ -238,3 +238,24 @@ func TestEraseBesideWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestEraseSkipsWhatAnotherErased: the events an erasure read before it
+// was queued, of which another erasure committed meanwhile erased some
+// (on a shared backend, another node's), are read again, and those are
+// left out; with no erasure since, the writer reads nothing again.
+func TestEraseSkipsWhatAnotherErased(t *testing.T) {
+	s := storetest.Start(t, storetest.Pebble.New(t))
+	var read []event.Record
+	for _, subject := range []string{"/a", "/b", "/a", "/b"} {
+		read = append(read, storetest.Write(t, s, storetest.Candidate(subject, "io.x.registered", `{"n":1}`))...)
+	}
+	if ids, err := store.StillToErase(s, read); err != nil || !slices.Equal(ids, []uint64{0, 1, 2, 3}) {
+		t.Fatalf("with no erasure since: %v %v", ids, err)
+	}
+	if n, _, err := s.Erase(context.Background(), store.Erasure{Subject: "/a", Reason: "asked"}); err != nil || n != 2 {
+		t.Fatalf("erase /a: %d %v", n, err)
+	}
+	if ids, err := store.StillToErase(s, read); err != nil || !slices.Equal(ids, []uint64{1, 3}) {
+		t.Fatalf("after an erasure of /a: %v %v", ids, err)
+	}
+}

@@ -1,6 +1,9 @@
 package store
 
-import "github.com/eventstore-service/eventstore/modules/schema"
+import (
+	"github.com/eventstore-service/eventstore/modules/event"
+	"github.com/eventstore-service/eventstore/modules/schema"
+)
 
 // RegisterInOneGroup has the writer decide registrations of the schemas
 // by type in one commit group, in this order, as if they had queued
@@ -18,4 +21,19 @@ func RegisterInOneGroup(s *Store, types []string, schemas []*schema.Schema) []er
 		errs[i] = registrationError(w.err)
 	}
 	return errs
+}
+
+// StillToErase returns those of the events ids, read now as an erasure
+// reads them before it is queued, that the writer would still erase after
+// the erasures committed since (dropErasedSince).
+func StillToErase(s *Store, read []event.Record) ([]uint64, error) {
+	x := &erasing{pre: read, preTypes: make([]string, len(read))}
+	if err := x.dropErasedSince(s.backend, s.Durable()); err != nil {
+		return nil, err
+	}
+	ids := make([]uint64, len(x.pre))
+	for i, r := range x.pre {
+		ids[i] = r.ID
+	}
+	return ids, nil
 }

@@ -206,7 +206,11 @@ func checkHead(b Backend, head Head) error {
 		if err != nil {
 			return err
 		}
-		predecessor = prev.Hash()
+		prevFields, err := event.Decode(prev)
+		if err != nil {
+			return corruption("event %d: %v", prev.ID, err)
+		}
+		predecessor = prevFields.Hash
 	}
 	if fields.PredecessorHash != predecessor {
 		return corruption("event %d links to %s, not to the hash %s of its predecessor", last.ID, fields.PredecessorHash, predecessor)
