@@ -215,33 +215,29 @@ func TestErase(t *testing.T) {
 	if withDigest != 700 || strings.Contains(string(raw), marker) {
 		t.Fatalf("the backup has %d lines with dataHash", withDigest)
 	}
-	restored := harness.Start(t, bin, harness.Dev()...)
-	body, _ := os.Open(file)
-	defer body.Close()
-	if r := restored.DoReader("POST", "/api/v1/restore", harness.Token, body); r.StatusCode != 200 {
-		t.Fatalf("restore: %d %s", r.StatusCode, r.Body)
+	// Restored on Pebble and on PostgreSQL (which keeps the digests too),
+	// the store reads the erased form, verifies and backs up to the same
+	// bytes. Erasing on PostgreSQL is refused (501) until it can purge the
+	// old bytes from the database's files.
+	restoredOn := func(t *testing.T, target *harness.Instance) {
+		t.Helper()
+		body, _ := os.Open(file)
+		defer body.Close()
+		if r := target.DoReader("POST", "/api/v1/restore", harness.Token, body); r.StatusCode != 200 {
+			t.Fatalf("restore: %d %s", r.StatusCode, r.Body)
+		}
+		checkErased(t, target)
+		if again, _ := os.ReadFile(runBackup(t, target)); !bytes.Equal(again, raw) {
+			t.Fatal("the backup of the restored store differs from the backup it was restored from")
+		}
+		verified := stream(t, target, "/api/v1/verify-store", `{}`)
+		if last := verified[len(verified)-1]; last.Type != "verification" || !strings.Contains(string(last.Payload), `"verified":true`) {
+			t.Fatalf("verify-store after the restore: %s %s", last.Type, last.Payload)
+		}
 	}
-	checkErased(t, restored)
-	if again, _ := os.ReadFile(runBackup(t, restored)); !bytes.Equal(again, raw) {
-		t.Fatal("the backup of the restored store differs from the backup it was restored from")
-	}
-	// PostgreSQL keeps the digests too: the backup restores there, reads,
-	// verifies and backs up to the same bytes. Erasing there is refused
-	// (501) until it can purge the old bytes from the database's files.
+	restoredOn(t, harness.Start(t, bin, harness.Dev()...))
 	onPostgres := startPostgres(t, 1).Nodes()[0]
-	body, _ = os.Open(file)
-	defer body.Close()
-	if r := onPostgres.DoReader("POST", "/api/v1/restore", harness.Token, body); r.StatusCode != 200 {
-		t.Fatalf("restore on PostgreSQL: %d %s", r.StatusCode, r.Body)
-	}
-	checkErased(t, onPostgres)
-	if again, _ := os.ReadFile(runBackup(t, onPostgres)); !bytes.Equal(again, raw) {
-		t.Fatal("the backup of the store restored on PostgreSQL differs from the backup it was restored from")
-	}
-	verified = stream(t, onPostgres, "/api/v1/verify-store", `{}`)
-	if last := verified[len(verified)-1]; last.Type != "verification" || !strings.Contains(string(last.Payload), `"verified":true`) {
-		t.Fatalf("verify-store on PostgreSQL after the restore: %s %s", last.Type, last.Payload)
-	}
+	restoredOn(t, onPostgres)
 	checkError(t, onPostgres.Do("POST", "/api/v1/erase-events", harness.Token, `{"subject":"/customers/42","reason":"x"}`), 501,
 		"not implemented: erasure is not supported by this storage backend")
 
