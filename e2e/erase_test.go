@@ -2,12 +2,14 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"math/rand/v2"
 	"net/http"
+	neturl "net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -96,6 +98,41 @@ func personalEvents(t *testing.T, inst harness.Target, subject, marker string, f
 	mustWrite(t, inst, `{"events":[`+strings.Join(parts, ",")+`]}`)
 }
 
+// checkErased checks that every read of inst shows the erased form of the
+// 700 events of TestErase's customer (the hash stays the original one),
+// and that EventQL finds no erased value.
+func checkErased(t *testing.T, inst harness.Target, marker string) {
+	t.Helper()
+	erased := 0
+	for _, l := range stream(t, inst, "/api/v1/read-events", `{"subject":"/customers/42","options":{"recursive":true}}`) {
+		e := parseEvent(t, l.Payload)
+		if e.Type == "io.eventstore.events-erased" {
+			continue
+		}
+		var form struct {
+			Erased struct{ At, By string } `json:"$erased"`
+		}
+		if err := json.Unmarshal(e.Data, &form); err != nil || form.Erased.By == "" || !strings.HasPrefix(string(e.Data), `{"$erased":{"at":"`) {
+			t.Fatalf("event %s reads %s", e.ID, e.Data)
+		}
+		erased++
+	}
+	if erased != 700 {
+		t.Fatalf("%d erased events read, want 700", erased)
+	}
+	res := runQuery(t, inst, `FROM e IN events WHERE e.type == "io.example.registered" AND e.data.email == "`+marker+`-5@example.com" PROJECT INTO e`)
+	if res.status != 200 || len(res.rows) != 0 {
+		t.Fatalf("a query of an erased value: %+v", res)
+	}
+	res = runQuery(t, inst, `FROM e IN events WHERE e.subject == "/customers/42" AND e.type == "io.example.registered" PROJECT INTO e.data`)
+	if res.status != 200 || len(res.rows) != 350 {
+		t.Fatalf("a query of the erased events: %d rows, %s", len(res.rows), res.err)
+	}
+	if row, _ := json.Marshal(res.rows[0]); !strings.HasPrefix(string(row), `{"$erased":{"at":"`) {
+		t.Fatalf("EventQL sees %s", row)
+	}
+}
+
 // TestErase erases a customer's events in a store on disk: the answer, the
 // erased form in every read, the management event, the bytes gone from
 // every file of the data directory (the WAL included) once the answer is
@@ -169,39 +206,7 @@ func TestErase(t *testing.T) {
 		t.Fatalf("an erasure of erased events: %+v", again)
 	}
 
-	// Every read shows the erased form; the hash stays the original one.
-	checkErased := func(t *testing.T, inst harness.Target) {
-		t.Helper()
-		erased := 0
-		for _, l := range stream(t, inst, "/api/v1/read-events", `{"subject":"/customers/42","options":{"recursive":true}}`) {
-			e := parseEvent(t, l.Payload)
-			if e.Type == "io.eventstore.events-erased" {
-				continue
-			}
-			var form struct {
-				Erased struct{ At, By string } `json:"$erased"`
-			}
-			if err := json.Unmarshal(e.Data, &form); err != nil || form.Erased.By == "" || !strings.HasPrefix(string(e.Data), `{"$erased":{"at":"`) {
-				t.Fatalf("event %s reads %s", e.ID, e.Data)
-			}
-			erased++
-		}
-		if erased != 700 {
-			t.Fatalf("%d erased events read, want 700", erased)
-		}
-		res := runQuery(t, inst, `FROM e IN events WHERE e.type == "io.example.registered" AND e.data.email == "`+marker+`-5@example.com" PROJECT INTO e`)
-		if res.status != 200 || len(res.rows) != 0 {
-			t.Fatalf("a query of an erased value: %+v", res)
-		}
-		res = runQuery(t, inst, `FROM e IN events WHERE e.subject == "/customers/42" AND e.type == "io.example.registered" PROJECT INTO e.data`)
-		if res.status != 200 || len(res.rows) != 350 {
-			t.Fatalf("a query of the erased events: %d rows, %s", len(res.rows), res.err)
-		}
-		if row, _ := json.Marshal(res.rows[0]); !strings.HasPrefix(string(row), `{"$erased":{"at":"`) {
-			t.Fatalf("EventQL sees %s", row)
-		}
-	}
-	checkErased(t, inst)
+	checkErased(t, inst, marker)
 	verified := stream(t, inst, "/api/v1/verify-store", `{}`)
 	if last := verified[len(verified)-1]; last.Type != "verification" || !strings.Contains(string(last.Payload), `"verified":true`) {
 		t.Fatalf("verify-store after the erasure: %s %s", last.Type, last.Payload)
@@ -217,8 +222,7 @@ func TestErase(t *testing.T) {
 	}
 	// Restored on Pebble and on PostgreSQL (which keeps the digests too),
 	// the store reads the erased form, verifies and backs up to the same
-	// bytes. Erasing on PostgreSQL is refused (501) until it can purge the
-	// old bytes from the database's files.
+	// bytes.
 	restoredOn := func(t *testing.T, target *harness.Instance) {
 		t.Helper()
 		body, _ := os.Open(file)
@@ -226,7 +230,7 @@ func TestErase(t *testing.T) {
 		if r := target.DoReader("POST", "/api/v1/restore", harness.Token, body); r.StatusCode != 200 {
 			t.Fatalf("restore: %d %s", r.StatusCode, r.Body)
 		}
-		checkErased(t, target)
+		checkErased(t, target, marker)
 		if again, _ := os.ReadFile(runBackup(t, target)); !bytes.Equal(again, raw) {
 			t.Fatal("the backup of the restored store differs from the backup it was restored from")
 		}
@@ -236,10 +240,7 @@ func TestErase(t *testing.T) {
 		}
 	}
 	restoredOn(t, harness.Start(t, bin, harness.Dev()...))
-	onPostgres := startPostgres(t, 1).Nodes()[0]
-	restoredOn(t, onPostgres)
-	checkError(t, onPostgres.Do("POST", "/api/v1/erase-events", harness.Token, `{"subject":"/customers/42","reason":"x"}`), 501,
-		"not implemented: erasure is not supported by this storage backend")
+	restoredOn(t, startPostgres(t, 1).Nodes()[0])
 
 	// kill -9 right after an answer, a restart: still gone, still verifies.
 	personalEvents(t, inst, "/customers/99", marker+"V", 0, 20)
@@ -258,7 +259,7 @@ func TestErase(t *testing.T) {
 		t.Fatalf("the erased bytes are in %v after kill -9", files)
 	}
 	inst = harness.Start(t, bin, args...)
-	checkErased(t, inst)
+	checkErased(t, inst, marker)
 	if files := filesHolding(t, dir, marker); len(files) > 0 {
 		t.Fatalf("the erased bytes are in %v after the restart", files)
 	}
@@ -366,4 +367,123 @@ func TestEraseKilled(t *testing.T) {
 		}
 		verifyClean(t, 4_000+4+mgmt, "--data-directory="+dir)
 	}
+}
+
+// TestErasePostgres erases a customer's events on three PostgreSQL nodes:
+// every node reads the erased form, the bytes are in no table, TOAST or
+// index file of the database once the answer is sent (PostgreSQL's WAL is
+// the database's own history, not searched), also after a checkpoint; the
+// store verifies and backs up with the digests; an erasure cut off by
+// kill -9 between its commit and its answer leaves a purge that the next
+// node to start does, and an erasure asked again answers once it is done.
+func TestErasePostgres(t *testing.T) {
+	url := pg.Database(t)
+	cluster := harness.StartCluster(t, bin, 3, harness.Postgres(url)...)
+	nodes := cluster.Nodes()
+	base := filepath.Join(pg.Cluster(t).DataDir(), "base")
+	checkpoint := func() {
+		t.Helper()
+		if err := pg.Cluster(t).Exec(context.Background(), databaseOf(t, url), "CHECKPOINT"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	marker := letterMarker()
+	if r := nodes[0].Do("POST", "/api/v1/register-data-index", harness.Token, `{"name":"email","path":"/email"}`); r.StatusCode != 200 {
+		t.Fatalf("register-data-index: %d %s", r.StatusCode, r.Body)
+	}
+	for i := 0; i < 350; i += 50 {
+		personalEvents(t, nodes[i/50%3], "/customers/42", marker, i, 50)
+		mustWrite(t, nodes[(i/50+1)%3], candidates("/customers/7", "io.example.registered"))
+	}
+	// Every node has the records in its window of recent events now.
+	for _, node := range nodes {
+		stream(t, node, "/api/v1/read-events", `{"subject":"/customers/42","options":{"recursive":true}}`)
+	}
+	checkpoint()
+	if files := filesHolding(t, base, marker); len(files) == 0 {
+		t.Fatal("the marker is in no file of the database before the erasure")
+	}
+
+	first, _ := erase(t, nodes[0], `{"subject":"/customers/42","recursive":true,"eventTypes":["io.example.ordered"],"upperBound":"199","reason":"orders first"}`)
+	if first.Erased != 99 { // the orders of ids 1 to 99 and 102 to 198
+		t.Fatalf("first erasure erased %d, want 99", first.Erased)
+	}
+	checkpoint()
+	if files := filesHolding(t, base, marker+"-5@"); len(files) == 0 {
+		t.Fatal("the e-mail addresses the first erasure kept are in no file of the rewritten tables")
+	}
+	rest, _ := erase(t, nodes[1], `{"subject":"/customers/42","recursive":true,"reason":"request of the data subject"}`)
+	if rest.Erased != 601 {
+		t.Fatalf("second erasure erased %d, want 601", rest.Erased)
+	}
+	if files := filesHolding(t, base, marker); len(files) > 0 {
+		t.Fatalf("the erased bytes are still in %v once the answer is sent", files)
+	}
+	checkpoint()
+	if files := filesHolding(t, base, marker); len(files) > 0 {
+		t.Fatalf("the erased bytes are in %v after a checkpoint", files)
+	}
+	for _, node := range nodes {
+		checkErased(t, node, marker)
+	}
+	if got := metrics(t, nodes[1])["eventstore_events_erased_total"]; got != 601 {
+		t.Fatalf("eventstore_events_erased_total of the second node %v", got)
+	}
+	verified := stream(t, nodes[2], "/api/v1/verify-store", `{}`)
+	if last := verified[len(verified)-1]; last.Type != "verification" || !strings.Contains(string(last.Payload), `"verified":true`) {
+		t.Fatalf("verify-store after the erasure: %s %s", last.Type, last.Payload)
+	}
+	raw, _ := os.ReadFile(runBackup(t, nodes[2]))
+	if n := strings.Count(string(raw), `,"dataHash":"`); n != 700 || strings.Contains(string(raw), marker) {
+		t.Fatalf("the backup has %d lines with dataHash", n)
+	}
+
+	// kill -9 as soon as another node sees the management event: the
+	// purge may be cut off. A node that starts does it; an erasure asked
+	// again answers once it is done.
+	personalEvents(t, nodes[0], "/customers/99", marker+"V", 0, 200)
+	checkpoint()
+	live := liveLines(t, nodes[2], "/api/v1/observe-events", harness.Token, `{"subject":"/customers/99","options":{"recursive":true,"lowerBound":{"id":"1104","type":"inclusive"}}}`)
+	answered := make(chan int, 1)
+	go func() {
+		req, _ := http.NewRequest("POST", nodes[0].URL("http")+"/api/v1/erase-events", strings.NewReader(`{"subject":"/customers/99","recursive":true,"reason":"killed"}`))
+		req.Header.Set("Authorization", "Bearer "+harness.Token)
+		resp, err := nodes[0].Client.Do(req)
+		if err != nil {
+			answered <- 0
+			return
+		}
+		resp.Body.Close()
+		answered <- resp.StatusCode
+	}()
+	for line := range live {
+		if strings.Contains(line, `"type":"io.eventstore.events-erased"`) {
+			break
+		}
+	}
+	nodes[0].Signal(syscall.SIGKILL)
+	nodes[0].Wait(10 * time.Second)
+	t.Logf("the killed erasure answered %d", <-answered)
+	cluster.Replace(0)
+	again, _ := erase(t, nodes[1], `{"subject":"/customers/99","recursive":true,"reason":"again"}`)
+	if again.Erased != 0 {
+		t.Fatalf("the erasure asked again erased %d", again.Erased)
+	}
+	checkpoint()
+	if files := filesHolding(t, base, marker); len(files) > 0 {
+		t.Fatalf("the erased bytes are in %v after the erasure was cut off and asked again", files)
+	}
+	if code, out, errOut := harness.Run(t, bin, time.Minute, "verify", "--postgres-url", url); code != 0 {
+		t.Fatalf("eventstore verify: exit %d\n%s\n%s", code, out, errOut)
+	}
+}
+
+// databaseOf returns the name of the database of a PostgreSQL URL.
+func databaseOf(t *testing.T, raw string) string {
+	t.Helper()
+	u, err := neturl.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimPrefix(u.Path, "/")
 }

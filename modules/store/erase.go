@@ -116,11 +116,16 @@ func (s *Store) Erase(ctx context.Context, e Erasure) (int, *event.Record, error
 	r := Request{Events: []event.Candidate{{Source: event.ManagementSource, Subject: e.Subject, Type: event.ErasedType, Data: []byte(`{}`)}}}
 	r.erase = x
 	records, err := s.Commit(ctx, r)
-	if err != nil || len(records) == 0 {
+	if err != nil {
 		return 0, nil, err
 	}
+	// Also with nothing erased now: an erasure cut off may have left a
+	// purge to do.
 	if err := eraser.Purge(ctx); err != nil {
 		return 0, nil, fmt.Errorf("purge the erased data: %w", err)
+	}
+	if len(records) == 0 {
+		return 0, nil, nil
 	}
 	return len(x.records), &records[0], nil
 }

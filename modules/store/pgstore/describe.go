@@ -2,9 +2,10 @@ package pgstore
 
 // Describe returns figures of the PostgreSQL backend for diagnostics: the
 // database it writes (its hosts each once, never the password), its schema
-// version, whether it answers, the connection pool and the commits it had
-// to try again or look up. It asks the database nothing, so it answers
-// while the database is unreachable.
+// version, whether it answers, the connection pool, the commits it had
+// to try again or look up, and the erased events as this node last counted
+// them (at its start and after each purge; -1 before). It asks the
+// database nothing, so it answers while the database is unreachable.
 func (b *Backend) Describe() map[string]any {
 	conn := b.pool.Config().ConnConfig
 	st := b.pool.Stat()
@@ -23,6 +24,7 @@ func (b *Backend) Describe() map[string]any {
 			"waitedAcquires":    st.EmptyAcquireCount(),
 			"acquireWaitMillis": st.AcquireDuration().Milliseconds(),
 		},
+		"erasedEvents":     b.erasedCount.Load(),
 		"commitRetries":    b.commitRetries.Load(),
 		"resolvedOutcomes": b.resolved.Load(),
 	}

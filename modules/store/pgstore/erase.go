@@ -9,7 +9,7 @@ import (
 	"github.com/eventstore-service/eventstore/modules/store"
 )
 
-var _ store.DigestKeeper = (*Backend)(nil)
+var _ store.Eraser = (*Backend)(nil)
 
 // KeptDataSum returns the digest kept for the erased event id.
 func (b *Backend) KeptDataSum(id uint64) (event.DataSum, bool, error) {
@@ -32,8 +32,8 @@ func (b *Backend) KeptDataSum(id uint64) (event.DataSum, bool, error) {
 
 // queueErased queues the statements that keep the digests of b's erased
 // events (restored, Written.Kept, or erased now, Erased), replace the
-// records of those erased now, and delete the postings of their data
-// (Unposted).
+// records of those erased now, which leaves a purge to do (purge.go), and
+// delete the postings of their data (Unposted).
 func queueErased(batch *pgx.Batch, b store.Batch) {
 	var ids []int64
 	var sums [][]byte
@@ -50,6 +50,8 @@ func queueErased(batch *pgx.Batch, b store.Batch) {
 		}
 		batch.Queue(`UPDATE eventstore.events e SET record = u.record
 FROM unnest($1::bigint[], $2::bytea[]) AS u(id, record) WHERE e.id = u.id`, erased, records)
+		batch.Queue("INSERT INTO eventstore.meta VALUES ('" + purgeKey + "', 'pending') ON CONFLICT (key) DO NOTHING")
+		queueLayoutChange(batch)
 	}
 	if len(ids) > 0 {
 		batch.Queue(`INSERT INTO eventstore.erased (event_id, data_hash)

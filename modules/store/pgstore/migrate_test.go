@@ -96,9 +96,11 @@ FROM eventstore.meta WHERE key = 'version'`).Scan(&version, &indexes, &subjectRu
 }
 
 // backToVersion5 turns a database of version 6 into one of version 5 as a
-// release of that version left it: no kept digests of erased data.
+// release of that version left it: no kept digests of erased data, no
+// commit numbers of the keys of data indexes.
 const backToVersion5 = `
 DROP TABLE eventstore.erased;
+ALTER TABLE eventstore.data_keys DROP COLUMN commit_no;
 UPDATE eventstore.meta SET value = '5' WHERE key = 'version';
 `
 

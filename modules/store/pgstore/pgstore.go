@@ -55,7 +55,15 @@ type Backend struct {
 	// commitHook, set by tests, runs before ("send") and after ("sent") a
 	// commit's statements are sent.
 	commitHook func(phase string, conn *pgconn.PgConn)
+	// purgeHook, set by tests, runs when a purge copied the tables, before
+	// it swaps them ("copied").
+	purgeHook func(phase string)
 
+	// resumed ends a purge that a start found pending (purge.go): the
+	// purge that an erasure cut off by a stop left to do.
+	resumed *resumedPurge
+
+	erasedCount   atomic.Int64 // as the last purge counted them, -1 before
 	commitRetries atomic.Uint64
 	resolved      atomic.Uint64
 	waiting       atomic.Bool // while resolve looks up a commit's outcome
@@ -123,6 +131,8 @@ func Open(ctx context.Context, url string, log *zap.Logger, opts Options) (*Back
 	if !opts.Snapshot {
 		b.listener = listen(cfg.ConnConfig.Copy(), b.instance, b.changes, log)
 		b.watchdog = watch(cfg.ConnConfig.Copy(), b.live, log)
+		b.erasedCount.Store(-1)
+		b.resumed = b.resumePurge()
 	}
 	return b, nil
 }
@@ -193,6 +203,9 @@ func checkSession(ctx context.Context, conn *pgx.Conn) error {
 // Close stops listening and probing and closes the connections.
 func (b *Backend) Close() error {
 	b.closeOnce.Do(func() {
+		if b.resumed != nil {
+			b.resumed.stop()
+		}
 		if b.watchdog != nil {
 			b.watchdog.stop()
 		}
@@ -262,6 +275,8 @@ func (b *Backend) Reset() error {
 		batch.Queue("SELECT 1 FROM eventstore.head FOR UPDATE")
 		batch.Queue("TRUNCATE eventstore.events, eventstore.subject_runs, eventstore.type_runs, eventstore.subjects, eventstore.event_types, eventstore.state, eventstore.state_spaces, eventstore.data_keys, eventstore.erased")
 		batch.Queue("UPDATE eventstore.head SET event_count = 0, last_hash = $1, last_time_ns = 0, commits = commits + 1, state_count = 0, restoring = false, spaces_count = 0", event.ZeroHash)
+		queueLayoutChange(batch)
+		batch.Queue("DELETE FROM eventstore.meta WHERE key = $1", purgeKey) // truncated tables keep no old bytes
 		batch.Queue("SELECT pg_notify($1, $2)", channel, b.instance)
 		return tx.SendBatch(ctx, batch).Close()
 	})

@@ -51,7 +51,7 @@ var migrations = []func(ctx context.Context, tx pgx.Tx) error{
 	2: indexByRuns,
 	3: featureState,
 	4: dataKeys,
-	5: keptDigests,
+	5: erasure,
 }
 
 // createSchema creates the tables of version 1:
@@ -202,17 +202,23 @@ CREATE TABLE eventstore.data_keys (
 	return err
 }
 
-// keptDigests moves version 5 to 6: the digests of the original data of
-// erased events (store.DigestKeeper), which verify their hashes:
+// erasure moves version 5 to 6: the digests of the original data of
+// erased events (store.DigestKeeper), which verify their hashes, and the
+// number of the commit that wrote each key of a data index, by which a
+// purge (purge.go) finds the keys written while it copied the table:
 //
-//	erased  (event_id, data_hash), the SHA-256 of the data an event had
-//	        before its erasure, written with its erased form or restored
-func keptDigests(ctx context.Context, tx pgx.Tx) error {
+//	erased     (event_id, data_hash), the SHA-256 of the data an event had
+//	           before its erasure, written with its erased form or restored
+//	data_keys  gains commit_no (0 for the keys written before), with a
+//	           block-range index: keys are appended in commit order
+func erasure(ctx context.Context, tx pgx.Tx) error {
 	_, err := tx.Exec(ctx, `
 CREATE TABLE eventstore.erased (
 	event_id bigint PRIMARY KEY,
 	data_hash bytea NOT NULL CHECK (length(data_hash) = 32)
 );
+ALTER TABLE eventstore.data_keys ADD COLUMN commit_no bigint NOT NULL DEFAULT 0;
+CREATE INDEX data_keys_commit_no ON eventstore.data_keys USING brin (commit_no);
 `)
 	return err
 }

@@ -300,7 +300,8 @@ ON CONFLICT (instance) DO UPDATE SET commits = excluded.commits`, instance, int6
 
 // queueDataKeys queues the statements that insert the postings of b
 // (Postings and Backfill; a build that another node ran too may add some
-// again) and then delete those of the indexes b drops, its own included.
+// again), numbered with the commit (purge.go), and then delete those of
+// the indexes b drops, its own included.
 func queueDataKeys(batch *pgx.Batch, b store.Batch) {
 	n := len(b.Postings) + len(b.Backfill)
 	if n > 0 {
@@ -310,8 +311,8 @@ func queueDataKeys(batch *pgx.Batch, b store.Batch) {
 				indexes, keys, ids = append(indexes, int64(p.Index)), append(keys, []byte(p.Key)), append(ids, int64(p.ID))
 			}
 		}
-		batch.Queue(`INSERT INTO eventstore.data_keys (index_id, key, event_id)
-SELECT * FROM unnest($1::bigint[], $2::bytea[], $3::bigint[]) ON CONFLICT DO NOTHING`, indexes, keys, ids)
+		batch.Queue(`INSERT INTO eventstore.data_keys (index_id, key, event_id, commit_no)
+SELECT *, $4::bigint FROM unnest($1::bigint[], $2::bytea[], $3::bigint[]) ON CONFLICT DO NOTHING`, indexes, keys, ids, int64(b.Head.Commits))
 	}
 	if len(b.Dropped) > 0 {
 		dropped := make([]int64, len(b.Dropped))
@@ -319,6 +320,7 @@ SELECT * FROM unnest($1::bigint[], $2::bytea[], $3::bigint[]) ON CONFLICT DO NOT
 			dropped[i] = int64(id)
 		}
 		batch.Queue("DELETE FROM eventstore.data_keys WHERE index_id = ANY($1)", dropped)
+		queueLayoutChange(batch) // a rewrite copied before has the postings
 	}
 }
 
