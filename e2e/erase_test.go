@@ -98,9 +98,10 @@ func personalEvents(t *testing.T, inst harness.Target, subject, marker string, f
 	mustWrite(t, inst, `{"events":[`+strings.Join(parts, ",")+`]}`)
 }
 
-// checkErased checks that every read of inst shows the erased form of the
-// 700 events of TestErase's customer (the hash stays the original one),
-// and that EventQL finds no erased value.
+// checkErased checks that every read of inst (read-events, EventQL,
+// observe, a subscription) shows the erased form of the 700 events of
+// TestErase's customer (the hash stays the original one), and that EventQL
+// finds no erased value.
 func checkErased(t *testing.T, inst harness.Target, marker string) {
 	t.Helper()
 	erased := 0
@@ -130,6 +131,42 @@ func checkErased(t *testing.T, inst harness.Target, marker string) {
 	}
 	if row, _ := json.Marshal(res.rows[0]); !strings.HasPrefix(string(row), `{"$erased":{"at":"`) {
 		t.Fatalf("EventQL sees %s", row)
+	}
+
+	// An observer that replays the subject, and the consumer of a new
+	// subscription of it, receive the erased form too.
+	isErased := func(event []byte) bool {
+		return strings.Contains(string(event), `"data":{"$erased":{"at":"`) && !strings.Contains(string(event), marker)
+	}
+	lines := liveLines(t, inst.Nodes()[0], "/api/v1/observe-events", harness.Token, `{"subject":"/customers/42","options":{"recursive":true}}`)
+	for observed, timeout := 0, time.After(30*time.Second); observed < 700; {
+		select {
+		case line, ok := <-lines:
+			if !ok {
+				t.Fatalf("the observer's stream ended after %d events", observed)
+			}
+			if !strings.Contains(line, `"type":"event"`) || strings.Contains(line, `io.eventstore.events-erased`) {
+				continue
+			}
+			if !isErased([]byte(line)) {
+				t.Fatalf("an observer receives %s", line)
+			}
+			observed++
+		case <-timeout:
+			t.Fatalf("an observer received %d erased events, want 700", observed)
+		}
+	}
+	name := "erased-" + letterMarker()
+	if r := inst.Do("POST", "/api/v1/create-subscription", harness.Token, `{"subscription":"`+name+`","subject":"/customers/42",
+		"options":{"recursive":true,"eventTypes":["io.example.registered","io.example.ordered"],"maxInFlight":1000}}`); r.StatusCode != 200 {
+		t.Fatalf("create-subscription: %d %s", r.StatusCode, r.Body)
+	}
+	c := consume(t, inst, name, "checker")
+	defer c.cancel()
+	for _, d := range c.deliveries(t, 700) {
+		if !isErased(d.Event) {
+			t.Fatalf("a consumer receives %s", d.Event)
+		}
 	}
 }
 
