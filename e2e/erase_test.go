@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"math/rand/v2"
 	"net/http"
 	neturl "net/url"
@@ -19,6 +17,7 @@ import (
 	"time"
 
 	"github.com/eventstore-service/eventstore/e2e/harness"
+	"github.com/eventstore-service/eventstore/modules/store/storetest"
 )
 
 // eraseAnswer is the answer of erase-events.
@@ -43,34 +42,6 @@ func erase(t *testing.T, inst harness.Target, body string) (eraseAnswer, storedE
 		return a, storedEvent{}
 	}
 	return a, parseEvent(t, a.Event)
-}
-
-// filesHolding returns the files below dir whose bytes contain marker.
-func filesHolding(t *testing.T, dir, marker string) []string {
-	t.Helper()
-	var found []string
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil // deleted meanwhile
-		}
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(path)
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-			return nil
-		case err != nil:
-			return err
-		case bytes.Contains(b, []byte(marker)):
-			found = append(found, path)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return found
 }
 
 // letterMarker returns a marker of letters that no event holds otherwise
@@ -195,7 +166,7 @@ func TestErase(t *testing.T) {
 	}
 	inst = harness.Start(t, bin, args...)
 	personalEvents(t, inst, "/customers/42", marker, 300, 50)
-	if files := filesHolding(t, dir, marker); !slices.ContainsFunc(files, func(f string) bool { return strings.HasSuffix(f, ".blob") }) {
+	if files := storetest.FilesHolding(t, dir, marker); !slices.ContainsFunc(files, func(f string) bool { return strings.HasSuffix(f, ".blob") }) {
 		t.Fatalf("the marker is in no blob file before the erasure, only in %v", files)
 	}
 
@@ -222,7 +193,7 @@ func TestErase(t *testing.T) {
 	if rest.Erased != 600 {
 		t.Fatalf("second erasure erased %d, want 600", rest.Erased)
 	}
-	if files := filesHolding(t, dir, marker); len(files) > 0 {
+	if files := storetest.FilesHolding(t, dir, marker); len(files) > 0 {
 		t.Fatalf("the erased bytes are still in %v once the answer is sent", files)
 	}
 	var diagnostics struct {
@@ -292,12 +263,12 @@ func TestErase(t *testing.T) {
 	}
 	inst.Signal(syscall.SIGKILL)
 	inst.Wait(10 * time.Second)
-	if files := filesHolding(t, dir, marker); len(files) > 0 {
+	if files := storetest.FilesHolding(t, dir, marker); len(files) > 0 {
 		t.Fatalf("the erased bytes are in %v after kill -9", files)
 	}
 	inst = harness.Start(t, bin, args...)
 	checkErased(t, inst, marker)
-	if files := filesHolding(t, dir, marker); len(files) > 0 {
+	if files := storetest.FilesHolding(t, dir, marker); len(files) > 0 {
 		t.Fatalf("the erased bytes are in %v after the restart", files)
 	}
 	inst.Signal(syscall.SIGTERM)
@@ -387,7 +358,7 @@ func TestEraseKilled(t *testing.T) {
 		}
 		switch {
 		case erased == 4_000 && mgmt == 1:
-			if files := filesHolding(t, dir, marker); len(files) > 0 {
+			if files := storetest.FilesHolding(t, dir, marker); len(files) > 0 {
 				t.Fatalf("killed %s: the erasure is committed, and its bytes are in %v after the restart", when, files)
 			}
 		case erased == 0 && mgmt == 0:
@@ -437,7 +408,7 @@ func TestErasePostgres(t *testing.T) {
 		stream(t, node, "/api/v1/read-events", `{"subject":"/customers/42","options":{"recursive":true}}`)
 	}
 	checkpoint()
-	if files := filesHolding(t, base, marker); len(files) == 0 {
+	if files := storetest.FilesHolding(t, base, marker); len(files) == 0 {
 		t.Fatal("the marker is in no file of the database before the erasure")
 	}
 
@@ -446,18 +417,18 @@ func TestErasePostgres(t *testing.T) {
 		t.Fatalf("first erasure erased %d, want 99", first.Erased)
 	}
 	checkpoint()
-	if files := filesHolding(t, base, marker+"-5@"); len(files) == 0 {
+	if files := storetest.FilesHolding(t, base, marker+"-5@"); len(files) == 0 {
 		t.Fatal("the e-mail addresses the first erasure kept are in no file of the rewritten tables")
 	}
 	rest, _ := erase(t, nodes[1], `{"subject":"/customers/42","recursive":true,"reason":"request of the data subject"}`)
 	if rest.Erased != 601 {
 		t.Fatalf("second erasure erased %d, want 601", rest.Erased)
 	}
-	if files := filesHolding(t, base, marker); len(files) > 0 {
+	if files := storetest.FilesHolding(t, base, marker); len(files) > 0 {
 		t.Fatalf("the erased bytes are still in %v once the answer is sent", files)
 	}
 	checkpoint()
-	if files := filesHolding(t, base, marker); len(files) > 0 {
+	if files := storetest.FilesHolding(t, base, marker); len(files) > 0 {
 		t.Fatalf("the erased bytes are in %v after a checkpoint", files)
 	}
 	for _, node := range nodes {
@@ -507,7 +478,7 @@ func TestErasePostgres(t *testing.T) {
 		t.Fatalf("the erasure asked again erased %d", again.Erased)
 	}
 	checkpoint()
-	if files := filesHolding(t, base, marker); len(files) > 0 {
+	if files := storetest.FilesHolding(t, base, marker); len(files) > 0 {
 		t.Fatalf("the erased bytes are in %v after the erasure was cut off and asked again", files)
 	}
 	if code, out, errOut := harness.Run(t, bin, time.Minute, "verify", "--postgres-url", url); code != 0 {

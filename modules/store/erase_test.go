@@ -1,13 +1,10 @@
 package store_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -19,32 +16,6 @@ import (
 	"github.com/eventstore-service/eventstore/modules/store"
 	"github.com/eventstore-service/eventstore/modules/store/storetest"
 )
-
-// filesHolding returns the files below dir that contain marker.
-func filesHolding(t *testing.T, dir, marker string) []string {
-	t.Helper()
-	var found []string
-	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(path)
-		if errors.Is(err, os.ErrNotExist) {
-			return nil // deleted meanwhile
-		}
-		if err != nil {
-			return err
-		}
-		if bytes.Contains(b, []byte(marker)) {
-			found = append(found, path)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return found
-}
 
 // TestErasePebble erases the events of a subject in a store whose records
 // sit in the memtable, the WAL, tables and blob files, with a data index
@@ -85,7 +56,7 @@ func TestErasePebble(t *testing.T) {
 	}
 	s = storetest.Start(t, open)
 	write(50)
-	if files := filesHolding(t, dir, marker); !slices.ContainsFunc(files, func(f string) bool { return strings.HasSuffix(f, ".blob") }) {
+	if files := storetest.FilesHolding(t, dir, marker); !slices.ContainsFunc(files, func(f string) bool { return strings.HasSuffix(f, ".blob") }) {
 		t.Fatalf("the marker is in no blob file before the erasure, only in %v", files)
 	}
 
@@ -96,7 +67,7 @@ func TestErasePebble(t *testing.T) {
 	if n != 500 || mgmt == nil {
 		t.Fatalf("erased %d, management event %v", n, mgmt)
 	}
-	if files := filesHolding(t, dir, marker); len(files) > 0 {
+	if files := storetest.FilesHolding(t, dir, marker); len(files) > 0 {
 		t.Fatalf("the erased bytes are still in %v", files)
 	}
 	f, err := event.Decode(*mgmt)

@@ -71,3 +71,7 @@ func (n planNode) eventsRows() (rows, loops int) {
 	}
 	return rows, loops
 }
+
+// SetPurgeHook sets the function a purge runs once it copied the tables,
+// before it swaps them.
+func (b *Backend) SetPurgeHook(fn func(phase string)) { b.purgeHook = fn }

@@ -1,22 +1,22 @@
-package pgstore
+package pgstore_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"io/fs"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"go.uber.org/zap"
 
 	"github.com/eventstore-service/eventstore/modules/dataindex"
 	"github.com/eventstore-service/eventstore/modules/event"
 	"github.com/eventstore-service/eventstore/modules/store"
+	"github.com/eventstore-service/eventstore/modules/store/pgstore"
 	"github.com/eventstore-service/eventstore/modules/store/pgstore/pgtest"
+	"github.com/eventstore-service/eventstore/modules/store/storetest"
 )
 
 // TestPurge erases a customer's events while another node's erasure and
@@ -31,8 +31,12 @@ func TestPurge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, s := startOn(t, url, zap.NewNop(), Options{MaxConnections: 8})
-	_, other := startOn(t, url, zap.NewNop(), Options{MaxConnections: 8})
+	b, err := pgstore.Open(ctx, url, zap.NewNop(), pgstore.Options{MaxConnections: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := storetest.Start(t, func() (store.Backend, error) { return b, nil })
+	other := node(t, url)
 	if _, err := s.RegisterDataIndex(ctx, dataindex.Definition{Name: "email", Path: "/email"}); err != nil {
 		t.Fatal(err)
 	}
@@ -63,14 +67,14 @@ func TestPurge(t *testing.T) {
 	}
 	checkpoint()
 	for _, m := range []string{marker, otherMarker} {
-		if len(filesHolding(t, base, m)) == 0 {
+		if len(storetest.FilesHolding(t, base, m)) == 0 {
 			t.Fatalf("%s is in no file before the erasures", m)
 		}
 	}
 
 	copies := 0
 	otherErased := make(chan error, 1)
-	b.purgeHook = func(string) {
+	b.SetPurgeHook(func(string) {
 		copies++
 		if copies > 1 {
 			return
@@ -89,11 +93,11 @@ func TestPurge(t *testing.T) {
 				return
 			}
 		}
-	}
+	})
 	if n, _, err := s.Erase(ctx, store.Erasure{Subject: "/c/42", Reason: "asked"}); err != nil || n != 50 {
 		t.Fatalf("erase: %d %v", n, err)
 	}
-	if files := filesHolding(t, base, marker); len(files) > 0 {
+	if files := storetest.FilesHolding(t, base, marker); len(files) > 0 {
 		t.Fatalf("the erased bytes are still in %v", files)
 	}
 	if copies != 2 {
@@ -102,53 +106,31 @@ func TestPurge(t *testing.T) {
 	if err := <-otherErased; err != nil {
 		t.Fatalf("the other node's erasure: %v", err)
 	}
-	if files := filesHolding(t, base, otherMarker); len(files) > 0 {
+	if files := storetest.FilesHolding(t, base, otherMarker); len(files) > 0 {
 		t.Fatalf("the bytes the other node erased are still in %v", files)
 	}
 	checkpoint()
 	for _, m := range []string{marker, otherMarker} {
-		if files := filesHolding(t, base, m); len(files) > 0 {
+		if files := storetest.FilesHolding(t, base, m); len(files) > 0 {
 			t.Fatalf("%s is in %v after a checkpoint", m, files)
 		}
 	}
-	if len(filesHolding(t, base, "kept-49@example.com")) == 0 || len(filesHolding(t, base, "late@example.com")) == 0 {
+	if len(storetest.FilesHolding(t, base, "kept-49@example.com")) == 0 || len(storetest.FilesHolding(t, base, "late@example.com")) == 0 {
 		t.Fatal("the events not erased are in no file after the rewrite")
 	}
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
 	var keys int
-	if err := b.q.QueryRow(ctx, "SELECT count(*) FROM eventstore.data_keys WHERE position($1::bytea IN key) > 0", []byte("late@example.com")).Scan(&keys); err != nil || keys != 1 {
+	if err := conn.QueryRow(ctx, "SELECT count(*) FROM eventstore.data_keys WHERE position($1::bytea IN key) > 0", []byte("late@example.com")).Scan(&keys); err != nil || keys != 1 {
 		t.Fatalf("the key of the event written during the purge: %d %v", keys, err)
 	}
-	if err := b.q.QueryRow(ctx, "SELECT count(*) FROM eventstore.data_keys").Scan(&keys); err != nil || keys != 2*51 {
+	if err := conn.QueryRow(ctx, "SELECT count(*) FROM eventstore.data_keys").Scan(&keys); err != nil || keys != 2*51 {
 		t.Fatalf("keys after the erasures: %d %v, want those of the 51 events not erased (a value and its kind each)", keys, err)
 	}
 	if n := b.Describe()["erasedEvents"]; n != int64(100) {
 		t.Fatalf("erasedEvents %v", n)
 	}
-}
-
-// filesHolding returns the files below dir whose bytes contain marker.
-func filesHolding(t *testing.T, dir, marker string) []string {
-	t.Helper()
-	var found []string
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			if os.IsNotExist(err) {
-				return nil
-			}
-			return err
-		}
-		raw, err := os.ReadFile(path)
-		switch {
-		case os.IsNotExist(err):
-		case err != nil:
-			return err
-		case bytes.Contains(raw, []byte(marker)):
-			found = append(found, path)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return found
 }
