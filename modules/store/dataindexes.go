@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -269,15 +270,21 @@ func (s *Store) loadDataIndexes(b Reader) error {
 
 // DataIndexes returns the registered data indexes by name, and the
 // number of durable events. On a shared backend it reads them as stored
-// now; the writer's own set changes only as the writer commits and follows
-// the other nodes, never by a read, which may be older than a commit it
-// races with.
+// now, and the count includes every event any node acknowledged before the
+// call (as Current), so a node that has not followed a restore yet does
+// not report its indexes over none of its events; the writer's own set
+// changes only as the writer commits and follows the other nodes, never by
+// a read, which may be older than a commit it races with.
 func (s *Store) DataIndexes() ([]*DataIndex, uint64, error) {
 	if !s.shared {
 		return s.dataIndexes.current().sorted, s.Durable(), nil
 	}
+	events, err := s.visible(math.MaxUint64)
+	if err != nil {
+		return nil, 0, err
+	}
 	all, err := ReadDataIndexes(s.backend)
-	return all, s.Durable(), err
+	return all, events, err
 }
 
 // DataIndexNamed returns the data index name, or ErrDataIndexNotFound.

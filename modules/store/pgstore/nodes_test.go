@@ -79,7 +79,8 @@ func TestNodeFollowsTheOther(t *testing.T) {
 }
 
 // TestReadYourWritesAcrossNodes reads every event acknowledged by one node
-// at once on the other, which may not have been woken up yet.
+// at once on the other, which may not have been woken up yet; its list of
+// data indexes counts the event too.
 func TestReadYourWritesAcrossNodes(t *testing.T) {
 	url := pg.Database(t)
 	nodes := []*store.Store{node(t, url), node(t, url)}
@@ -100,6 +101,9 @@ func TestReadYourWritesAcrossNodes(t *testing.T) {
 		it.Close()
 		if latest, found, err := reader.LatestID("/ryw", "io.example.pg"); err != nil || !found || latest != id {
 			t.Fatalf("write %d: the other node's latest id is %d %v %v, want %d", i, latest, found, err, id)
+		}
+		if _, events, err := reader.DataIndexes(); err != nil || events <= id {
+			t.Fatalf("write %d: the other node lists its data indexes over %d events (%v), want %d", i, events, err, id+1)
 		}
 	}
 }
