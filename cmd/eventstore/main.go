@@ -24,6 +24,7 @@ import (
 	"github.com/eventstore-service/eventstore/modules/httpserver"
 	"github.com/eventstore-service/eventstore/modules/lifecycle"
 	"github.com/eventstore-service/eventstore/modules/logging"
+	"github.com/eventstore-service/eventstore/modules/mcpapi"
 	"github.com/eventstore-service/eventstore/modules/metrics"
 	"github.com/eventstore-service/eventstore/modules/opsapi"
 	"github.com/eventstore-service/eventstore/modules/storage"
@@ -162,6 +163,7 @@ func serviceModules(cfg config.Config, traces tracing.Settings, log *zap.Logger)
 		auth.Module,
 		health.Module,
 		ui.Module,
+		mcpapi.Module,
 		httpserver.Module,
 		lifecycle.Module,
 	}

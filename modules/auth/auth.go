@@ -139,12 +139,21 @@ func (a *Authenticator) Middleware(next http.Handler, perm httpkit.Permission, p
 	for _, p := range public {
 		publicSet[p] = true
 	}
-	audited := perm == httpkit.PermitSchemas || perm == httpkit.PermitIndexes || perm == httpkit.PermitOperate || perm == httpkit.PermitAdmin
+	required := a.Require(next, perm)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !Protected(r.URL.Path, publicSet) {
 			next.ServeHTTP(w, r)
 			return
 		}
+		required.ServeHTTP(w, r)
+	})
+}
+
+// Require is the Middleware of a route that requires the token whatever
+// its path (/mcp, outside /api/).
+func (a *Authenticator) Require(next http.Handler, perm httpkit.Permission) http.Handler {
+	audited := perm == httpkit.PermitSchemas || perm == httpkit.PermitIndexes || perm == httpkit.PermitOperate || perm == httpkit.PermitAdmin
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		ts := a.tokens.Load()
 		tok, presented := ts.Identify(r.Header.Get("Authorization"))
@@ -226,12 +235,16 @@ func Refuse(w http.ResponseWriter, r *http.Request) {
 // audit logs the audit line of the request r of tok, answered status,
 // with the fields its handler added (Audit).
 func (a *Authenticator) audit(tok *Token, r *http.Request, status int, start time.Time, fields ...zap.Field) {
-	a.log.Info("request audited", append([]zap.Field{
+	line := append([]zap.Field{
 		zap.String("token", tok.Name),
 		zap.String("route", httpkit.RouteOf(r)),
 		zap.Int("status", status),
 		zap.String("remote", r.RemoteAddr),
-		zap.Duration("duration", time.Since(start))}, fields...)...)
+		zap.Duration("duration", time.Since(start))}, fields...)
+	if tool := httpkit.ToolOf(r.Context()); tool != "" {
+		line = append(line, zap.String("tool", tool))
+	}
+	a.log.Info("request audited", line...)
 }
 
 // auditKey is the context key of the auditNote of an audited request.

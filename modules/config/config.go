@@ -68,6 +68,8 @@ type Config struct {
 	Certificate *tls.Certificate
 	// WithUI enables the management UI at /.
 	WithUI bool
+	// MCP is the Model Context Protocol endpoint at /mcp.
+	MCP MCP
 	// OTelEnabled (--otel-enabled) allows traces; the OTEL_* variables
 	// decide whether and where they are exported.
 	OTelEnabled bool
@@ -274,4 +276,16 @@ func parseLogLevel(s string) (zapcore.Level, error) {
 		return zapcore.ErrorLevel, nil
 	}
 	return 0, errors.New("--" + FlagLogLevel + " must be debug, info, warn or error, got \"" + s + "\"")
+}
+
+// MCP configures the Model Context Protocol endpoint (docs/api.md §4.17).
+type MCP struct {
+	// Enabled (--mcp-enabled) serves /mcp.
+	Enabled bool
+	// AllowWrites (--mcp-allow-writes) adds the tools that write events
+	// and register schemas.
+	AllowWrites bool
+	// MaxResults (--mcp-max-results) bounds the events or rows of one
+	// tool's answer.
+	MaxResults int
 }

@@ -51,6 +51,9 @@ const (
 	FlagMaxSubscriptions           = "max-subscriptions"
 	FlagSubscriptionLeaseTimeout   = "subscription-lease-timeout"
 	FlagOTelEnabled                = "otel-enabled"
+	FlagMCPEnabled                 = "mcp-enabled"
+	FlagMCPAllowWrites             = "mcp-allow-writes"
+	FlagMCPMaxResults              = "mcp-max-results"
 )
 
 // EnvVar returns the environment variable that can set the named flag:
@@ -82,6 +85,9 @@ func Flags() []cli.Flag {
 		&cli.StringFlag{Name: FlagHTTPSCertificateFile, EnvVars: env(FlagHTTPSCertificateFile), Usage: "PEM certificate chain of the HTTPS listener"},
 		&cli.StringFlag{Name: FlagHTTPSPrivateKeyFile, EnvVars: env(FlagHTTPSPrivateKeyFile), Usage: "PEM private key of the HTTPS listener"},
 		&cli.BoolFlag{Name: FlagWithUI, EnvVars: env(FlagWithUI), Usage: "serve the management UI at /"},
+		&cli.BoolFlag{Name: FlagMCPEnabled, EnvVars: env(FlagMCPEnabled), Usage: "serve the Model Context Protocol at /mcp, behind the token, for AI agents"},
+		&cli.BoolFlag{Name: FlagMCPAllowWrites, EnvVars: env(FlagMCPAllowWrites), Usage: "offer the MCP tools that write events and register schemas"},
+		&cli.IntFlag{Name: FlagMCPMaxResults, EnvVars: env(FlagMCPMaxResults), Value: 1000, Usage: "events or rows of one MCP tool's answer (and at most 1 MiB); it says how to continue"},
 		&cli.BoolFlag{Name: FlagOTelEnabled, EnvVars: env(FlagOTelEnabled), Value: true, Usage: "export OpenTelemetry traces when the OTEL_EXPORTER_OTLP_* variables name a collector; false turns them off whatever the environment says"},
 		&cli.StringFlag{Name: FlagSigningKeyFile, EnvVars: env(FlagSigningKeyFile), Usage: "PKCS#8 PEM Ed25519 private key; events get signatures"},
 		&cli.StringFlag{Name: FlagLogLevel, EnvVars: env(FlagLogLevel), Value: "info", Usage: "minimum log level: debug, info, warn or error"},

@@ -17,6 +17,7 @@ func readFlags(src Source) Config {
 		HTTP:                       Listener{Enabled: src.Bool(FlagHTTPEnabled), Port: src.Int(FlagHTTPPort)},
 		HTTPS:                      Listener{Enabled: src.Bool(FlagHTTPSEnabled), Port: src.Int(FlagHTTPSPort)},
 		WithUI:                     src.Bool(FlagWithUI),
+		MCP:                        MCP{Enabled: src.Bool(FlagMCPEnabled), AllowWrites: src.Bool(FlagMCPAllowWrites), MaxResults: src.Int(FlagMCPMaxResults)},
 		OTelEnabled:                src.Bool(FlagOTelEnabled),
 		ShutdownDrainPeriod:        src.Duration(FlagShutdownDrainPeriod),
 		ShutdownTimeout:            src.Duration(FlagShutdownTimeout),
@@ -149,7 +150,7 @@ func (c *Config) checkMinimums() error {
 	for _, n := range []struct {
 		flag  string
 		value int
-	}{{FlagMaxStreams, c.MaxStreams}, {FlagMaxQueries, c.MaxQueries}, {FlagMaxEventSchemas, c.MaxEventSchemas}, {FlagMaxDataIndexes, c.MaxDataIndexes}, {FlagMaxSubscriptions, c.MaxSubscriptions}} {
+	}{{FlagMaxStreams, c.MaxStreams}, {FlagMaxQueries, c.MaxQueries}, {FlagMaxEventSchemas, c.MaxEventSchemas}, {FlagMaxDataIndexes, c.MaxDataIndexes}, {FlagMaxSubscriptions, c.MaxSubscriptions}, {FlagMCPMaxResults, c.MCP.MaxResults}} {
 		if n.value < 1 {
 			return fmt.Errorf("--%s must be at least 1, got %d", n.flag, n.value)
 		}

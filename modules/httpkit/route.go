@@ -7,9 +7,12 @@ import (
 
 // Route is one endpoint a module contributes to the HTTP server.
 type Route struct {
-	// Method is the only method the route answers (GET routes answer HEAD too);
-	// other methods get 405 with an Allow header.
+	// Method is the method the route answers (GET routes answer HEAD too),
+	// with MoreMethods; other methods get 405 with an Allow header.
 	Method string
+	// MoreMethods are further methods the route answers (/mcp answers POST,
+	// GET and DELETE); most routes have none.
+	MoreMethods []string
 	// Path is the exact path, also the route's label in metrics and logs.
 	Path string
 	// Handler serves the route.
@@ -17,6 +20,9 @@ type Route struct {
 	// Public routes under /api/ answer without the token (ping); every
 	// other route there requires it.
 	Public bool
+	// Guarded routes outside /api/ require the token too (/mcp); the
+	// others there (the console's files) do not.
+	Guarded bool
 	// Probe marks ping and health: they answer while a restore runs and on
 	// the connections of the reserve beyond --max-connections.
 	Probe bool
@@ -87,6 +93,20 @@ type routeKey struct{}
 // WithRoute returns a context that records the route template of a request.
 func WithRoute(ctx context.Context, template string) context.Context {
 	return context.WithValue(ctx, routeKey{}, template)
+}
+
+type toolKey struct{}
+
+// WithTool returns a context that records the MCP tool a request was made
+// for: the audit line of the request names it.
+func WithTool(ctx context.Context, tool string) context.Context {
+	return context.WithValue(ctx, toolKey{}, tool)
+}
+
+// ToolOf returns the MCP tool recorded in ctx, or "".
+func ToolOf(ctx context.Context) string {
+	t, _ := ctx.Value(toolKey{}).(string)
+	return t
 }
 
 // RouteOf returns the route template recorded for r, or Unmatched.

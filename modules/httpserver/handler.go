@@ -51,7 +51,8 @@ type HandlerOptions struct {
 // NewHandler returns the handler of both listeners: the common headers,
 // then the route matched once, then the route's chain: observation (route
 // template, panics, access log, metrics), the token and permission check
-// (the route's Permission; a path of no route needs any token), body and time
+// (the route's Permission; a path of no route needs any token; a guarded
+// route needs it outside /api/ too), body and time
 // limits, cross-origin protection, the service state and method checks,
 // and the route's handler. The download routes join the routes when one of
 // them has downloads (downloads.go).
@@ -64,9 +65,11 @@ func NewHandler(opts HandlerOptions) (http.Handler, error) {
 	routes := append(opts.Routes[:len(opts.Routes):len(opts.Routes)], dl.routes()...)
 	unlimited := map[string]bool{}
 	perms := map[string]httpkit.Permission{httpkit.Unmatched: httpkit.PermitAnyToken}
+	guarded := map[string]bool{}
 	var public []string
 	for _, route := range routes {
 		perms[route.Path] = route.Permission
+		guarded[route.Path] = route.Guarded
 		if route.UnlimitedBody {
 			unlimited[route.Path] = true
 		}
@@ -81,7 +84,11 @@ func NewHandler(opts HandlerOptions) (http.Handler, error) {
 	chain := func(template string, h http.Handler) http.Handler {
 		h = crossOrigin(h)
 		h = limits(opts.MaxRequestSize, opts.BodyTimes, unlimited, bs, h)
-		h = opts.Auth.Middleware(h, perms[template], public...)
+		if guarded[template] {
+			h = opts.Auth.Require(h, perms[template])
+		} else {
+			h = opts.Auth.Middleware(h, perms[template], public...)
+		}
 		return observe(template, opts.Metrics, opts.Log, opts.Tracing, h)
 	}
 	rt, err := newRouter(routes, opts.ShuttingDown, restoring, chain)

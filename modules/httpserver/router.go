@@ -3,6 +3,8 @@ package httpserver
 import (
 	"fmt"
 	"net/http"
+	"slices"
+	"strings"
 
 	"github.com/gorilla/mux"
 
@@ -53,13 +55,21 @@ func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func (rt *router) serve(route httpkit.Route) http.Handler {
 	return rt.gate(route, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != route.Method && (route.Method != http.MethodGet || r.Method != http.MethodHead) {
-			w.Header().Set("Allow", route.Method)
-			httpkit.RefuseBody(w, r, httpkit.Errorf(http.StatusMethodNotAllowed, "method not allowed: use %s", route.Method))
+		if !answers(route, r.Method) {
+			allow := strings.Join(append([]string{route.Method}, route.MoreMethods...), ", ")
+			w.Header().Set("Allow", allow)
+			httpkit.RefuseBody(w, r, httpkit.Errorf(http.StatusMethodNotAllowed, "method not allowed: use %s", allow))
 			return
 		}
 		route.Handler.ServeHTTP(w, r)
 	}))
+}
+
+// answers reports whether route answers method: its methods, and HEAD
+// where it answers GET.
+func answers(route httpkit.Route, method string) bool {
+	methods := append([]string{route.Method}, route.MoreMethods...)
+	return slices.Contains(methods, method) || method == http.MethodHead && slices.Contains(methods, http.MethodGet)
 }
 
 // gate answers 503 while the service shuts down or a restore runs, unless

@@ -43,8 +43,8 @@ var layers = []layer{
 	},
 	{
 		name:     "features",
-		packages: []string{"modules/storage", "modules/eventapi", "modules/opsapi", "modules/httpserver", "modules/ui", "modules/bench", "modules/consumer", "ui"},
-		why:      "the parts a request passes through: the storage module, the endpoints, the server, the console, the load tool, the Go client of subscriptions",
+		packages: []string{"modules/storage", "modules/eventapi", "modules/opsapi", "modules/httpserver", "modules/ui", "modules/mcpapi", "modules/bench", "modules/consumer", "ui"},
+		why:      "the parts a request passes through: the storage module, the endpoints, the server, the console, the MCP server, the load tool, the Go client of subscriptions",
 	},
 	{
 		name:     "binary",
