@@ -64,8 +64,9 @@ func mcpNode(t *testing.T) string {
 
 // mcpCall is a tool call of the client.
 type mcpCall struct {
-	Name      string `json:"name"`
+	Name      string `json:"name,omitempty"`
 	Arguments any    `json:"arguments,omitempty"`
+	Resource  string `json:"resource,omitempty"` // a resource to read instead
 }
 
 // mcpOutcome is what the client saw.
@@ -84,6 +85,10 @@ type mcpOutcome struct {
 			ReadOnlyHint bool `json:"readOnlyHint"`
 		} `json:"annotations"`
 	} `json:"tools"`
+	Resources []struct {
+		URI      string `json:"uri"`
+		MIMEType string `json:"mimeType"`
+	} `json:"resources"`
 	Results []mcpResult `json:"results"`
 	Error   string      `json:"error"`
 }
@@ -97,6 +102,11 @@ type mcpResult struct {
 	Structured json.RawMessage `json:"structuredContent"`
 	IsError    bool            `json:"isError"`
 	Thrown     string          `json:"thrown"`
+	Contents   []struct {
+		URI      string `json:"uri"`
+		MIMEType string `json:"mimeType"`
+		Text     string `json:"text"`
+	} `json:"contents"` // of a resource
 }
 
 // text is the text of the result's one text block.
@@ -214,6 +224,8 @@ func TestMCPTools(t *testing.T) {
 		mcpCall{Name: "eventstore_diagnostics"},
 		mcpCall{Name: "esdb_write_events", Arguments: map[string]any{"events": []any{}}},
 		mcpCall{Name: "esdb_run_eventql_query", Arguments: map[string]any{"query": "FROM e IN events"}},
+		mcpCall{Resource: "eventstore://docs/eventql"},
+		mcpCall{Resource: "eventstore://event-types"},
 	)
 	if o.Error != "" {
 		t.Fatalf("the client: %s", o.Error)
@@ -334,6 +346,30 @@ func TestMCPTools(t *testing.T) {
 		t.Fatalf("a bad query: %+v, the route's %d %s", bad, want.StatusCode, want.Body)
 	}
 
+	// The resources: the EventQL reference, and the event types as the tool
+	// gives them.
+	if len(o.Resources) != 2 || o.Resources[0].URI != "eventstore://docs/eventql" || o.Resources[1].URI != "eventstore://event-types" {
+		t.Fatalf("resources: %+v", o.Resources)
+	}
+	reference, err := os.ReadFile("../docs/eventql.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if doc := o.Results[12].Contents; len(doc) != 1 || doc[0].MIMEType != "text/markdown" || doc[0].Text != string(reference) {
+		t.Fatalf("the EventQL reference resource: %+v", o.Results[12])
+	}
+	if listed := o.Results[13].Contents; len(listed) != 1 || listed[0].MIMEType != "application/json" {
+		t.Fatalf("the event types resource: %+v", o.Results[13])
+	} else {
+		var got struct {
+			EventTypes []json.RawMessage `json:"eventTypes"`
+		}
+		if err := json.Unmarshal([]byte(listed[0].Text), &got); err != nil {
+			t.Fatal(err)
+		}
+		sameJSON(t, "the event types resource", got.EventTypes, typesGot.EventTypes)
+	}
+
 	// Past 1 MiB an answer is cut before the event that would exceed it.
 	big := strings.Repeat("x", 300_000)
 	mustWrite(t, inst, fmt.Sprintf(`{"events":[%s]}`, strings.TrimSuffix(strings.Repeat(`{"source":"https://library.example.com","subject":"/big","type":"io.example.big","data":{"x":"`+big+`"}},`, 4), ",")))
@@ -396,7 +432,7 @@ func TestMCPConformance(t *testing.T) {
 // route: refused with the route's text, audited with the token's name and
 // the tool; a session serves only the token that started it.
 func TestMCPAccess(t *testing.T) {
-	file := accessFileOf(t, [2]string{"reader", `{read: ["/orders"]}`}, [2]string{"admin", `{admin: true}`})
+	file := accessFileOf(t, [2]string{"reader", `{read: ["/orders"]}`}, [2]string{"querier", `{query: true}`}, [2]string{"admin", `{admin: true}`})
 	inst := harness.Start(t, bin, "run", "--access-file="+file, "--data-directory-temporary", "--http-enabled", "--https-enabled=false", "--http-port=0", "--mcp-enabled")
 	admin, reader := accessToken("admin"), accessToken("reader")
 	mustWriteWith(t, inst, admin, candidates("/orders/1", "io.example.order-placed", "/books/1", "io.example.book-acquired"))
@@ -410,6 +446,9 @@ func TestMCPAccess(t *testing.T) {
 	)
 	if o.Error != "" {
 		t.Fatalf("the client: %s", o.Error)
+	}
+	if refused := mcpClient(t, inst, accessToken("querier"), mcpCall{Resource: "eventstore://event-types"}).Results[0]; !strings.Contains(refused.Thrown, "forbidden: insufficient permissions") {
+		t.Fatalf("the event types resource for a token without read: %+v", refused)
 	}
 	var orders struct {
 		Events []struct{ Subject string } `json:"events"`

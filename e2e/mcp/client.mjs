@@ -1,9 +1,10 @@
 // An MCP client of the official TypeScript SDK, for the end-to-end tests:
 // node client.mjs URL TOKEN CALLS connects to URL with TOKEN (none when
 // empty), lists the tools, calls each tool of the JSON array CALLS
-// ([{"name", "arguments"}]), ends the session and prints what it saw as
-// one JSON object: server, sessionId, tools, results (a call that throws
-// gives {thrown}), or error when it could not connect.
+// ([{"name", "arguments"}], or {"resource": uri} to read a resource), ends
+// the session and prints what it saw as one JSON object: server,
+// sessionId, tools, resources, results (a call that throws gives
+// {thrown}), or error when it could not connect.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 
@@ -18,10 +19,13 @@ try {
   out.instructions = client.getInstructions();
   out.sessionId = transport.sessionId;
   out.tools = (await client.listTools()).tools;
+  out.resources = (await client.listResources()).resources;
   out.results = [];
   for (const call of JSON.parse(calls || '[]')) {
     try {
-      out.results.push(await client.callTool({ name: call.name, arguments: call.arguments ?? {} }));
+      out.results.push(call.resource
+        ? await client.readResource({ uri: call.resource })
+        : await client.callTool({ name: call.name, arguments: call.arguments ?? {} }));
     } catch (e) {
       out.results.push({ thrown: String(e?.message ?? e) });
     }

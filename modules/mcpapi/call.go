@@ -19,14 +19,26 @@ import (
 // carry: the token, and the trace the client is in.
 var forwarded = []string{"Authorization", "Traceparent", "Tracestate"}
 
-// call makes the request of t's route for the arguments of req through
-// routes, and turns the answer into the tool's result.
+// call makes the request of t's route for the arguments of req, and turns
+// the answer into the tool's result.
 func (s *Server) call(ctx context.Context, t tool, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	args := json.RawMessage(`{}`)
 	if a := bytes.TrimSpace(req.Params.Arguments); len(a) > 0 && !bytes.Equal(a, []byte("null")) {
 		args = a
 	}
-	ctx, cancel := context.WithCancel(httpkit.WithTool(ctx, t.name))
+	c, err := s.request(ctx, t, args, req.Extra, t.name)
+	if err != nil {
+		return nil, err
+	}
+	return s.result(t, args, c), nil
+}
+
+// request makes the request of t's route with args as its body, through
+// the service's handler, with the token and address of the MCP request of
+// extra, for the tool or resource named what (the audit line names it),
+// and returns its answer.
+func (s *Server) request(ctx context.Context, t tool, args json.RawMessage, extra *mcp.RequestExtra, what string) (*capture, error) {
+	ctx, cancel := context.WithCancel(httpkit.WithTool(ctx, what))
 	defer cancel()
 	var body io.Reader = http.NoBody
 	if t.method != http.MethodGet {
@@ -34,12 +46,12 @@ func (s *Server) call(ctx context.Context, t tool, req *mcp.CallToolRequest) (*m
 	}
 	r, err := http.NewRequestWithContext(ctx, t.method, t.path, body)
 	if err != nil {
-		return nil, fmt.Errorf("request of %s: %w", t.name, err)
+		return nil, fmt.Errorf("request of %s: %w", what, err)
 	}
 	if t.method != http.MethodGet {
 		r.Header.Set("Content-Type", "application/json")
 	}
-	if extra := req.Extra; extra != nil {
+	if extra != nil {
 		for _, h := range forwarded {
 			if v := extra.Header.Get(h); v != "" {
 				r.Header.Set(h, v)
@@ -51,7 +63,7 @@ func (s *Server) call(ctx context.Context, t tool, req *mcp.CallToolRequest) (*m
 	}
 	c := newCapture(t.line, s.maxResults, cancel)
 	s.routes().ServeHTTP(c, r)
-	return s.result(t, args, c), nil
+	return c, nil
 }
 
 // result is the tool's result for the answer c of its route.

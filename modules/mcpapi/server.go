@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -71,7 +72,8 @@ func New(opts Options) *Server {
 		Instructions: instructions,
 		Logger:       logger,
 	})
-	for _, t := range tools(opts.AllowWrites) {
+	all := tools(opts.AllowWrites)
+	for _, t := range all {
 		server.AddTool(&mcp.Tool{
 			Name:        t.name,
 			Title:       t.title,
@@ -82,6 +84,7 @@ func New(opts Options) *Server {
 			return s.call(ctx, t, req)
 		})
 	}
+	s.addResources(server, all[slices.IndexFunc(all, func(t tool) bool { return t.name == "esdb_read_event_types" })])
 	streamable := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, &mcp.StreamableHTTPOptions{
 		SessionTimeout: SessionTimeout,
 		Logger:         logger,
@@ -103,6 +106,7 @@ func New(opts Options) *Server {
 // instructions tell a model what the server is for.
 const instructions = "eventstore is an event store: an append-only log of CloudEvents, each with a subject (an entity's path such as /books/42) and a type. " +
 	"To explore it, list the event types (esdb_read_event_types) and subjects (esdb_read_subjects), read a subject's events (esdb_read_events), and answer questions across entities with EventQL (esdb_run_eventql_query). " +
+	"Before writing a query, read the resources " + EventQLURI + " (the EventQL reference) and " + EventTypesURI + " (the event types and their schemas). " +
 	"Answers are bounded: a cut answer says how to continue."
 
 // SetRoutes sets the handler whose routes the tools call: the service's.
