@@ -68,8 +68,8 @@ func (rt *router) serve(route httpkit.Route) http.Handler {
 // answers reports whether route answers method: its methods, and HEAD
 // where it answers GET.
 func answers(route httpkit.Route, method string) bool {
-	methods := append([]string{route.Method}, route.MoreMethods...)
-	return slices.Contains(methods, method) || method == http.MethodHead && slices.Contains(methods, http.MethodGet)
+	has := func(m string) bool { return route.Method == m || slices.Contains(route.MoreMethods, m) }
+	return has(method) || method == http.MethodHead && has(http.MethodGet)
 }
 
 // gate answers 503 while the service shuts down or a restore runs, unless
