@@ -435,7 +435,9 @@ func TestMCPAccess(t *testing.T) {
 	file := accessFileOf(t, [2]string{"reader", `{read: ["/orders"]}`}, [2]string{"querier", `{query: true}`}, [2]string{"admin", `{admin: true}`})
 	inst := harness.Start(t, bin, "run", "--access-file="+file, "--data-directory-temporary", "--http-enabled", "--https-enabled=false", "--http-port=0", "--mcp-enabled")
 	admin, reader := accessToken("admin"), accessToken("reader")
-	mustWriteWith(t, inst, admin, candidates("/orders/1", "io.example.order-placed", "/books/1", "io.example.book-acquired"))
+	if r := inst.Do("POST", "/api/v1/write-events", admin, candidates("/orders/1", "io.example.order-placed", "/books/1", "io.example.book-acquired")); r.StatusCode != 200 {
+		t.Fatalf("write-events: %d %s", r.StatusCode, r.Body)
+	}
 
 	o := mcpClient(t, inst, reader,
 		mcpCall{Name: "esdb_read_events", Arguments: map[string]any{"subject": "/orders", "options": map[string]any{"recursive": true}}},
@@ -494,14 +496,6 @@ func TestMCPAccess(t *testing.T) {
 	}
 }
 
-// mustWriteWith writes body with token and fails unless the answer is 200.
-func mustWriteWith(t *testing.T, inst *harness.Instance, token, body string) {
-	t.Helper()
-	if r := inst.Do("POST", "/api/v1/write-events", token, body); r.StatusCode != 200 {
-		t.Fatalf("write-events: %d %s", r.StatusCode, r.Body)
-	}
-}
-
 // mcpInitialize starts a session with token over plain HTTP and returns
 // its id.
 func mcpInitialize(t *testing.T, inst *harness.Instance, token string) string {
@@ -543,12 +537,17 @@ func TestMCPEndpoint(t *testing.T) {
 		t.Fatalf("Allow %q", r.Header.Get("Allow"))
 	}
 
+	// Refused by the schema, and by the precondition.
+	refused := []string{
+		`{"events":[{"source":"https://library.example.com","subject":"/books/3","type":"io.example.book-acquired","data":{"n":"x"}}]}`,
+		`{"events":[{"source":"https://library.example.com","subject":"/books/1","type":"io.example.book-acquired","data":{"n":3}}],"preconditions":[{"type":"isSubjectPristine","payload":{"subject":"/books/1"}}]}`,
+	}
 	o := mcpClient(t, inst, harness.Token,
 		mcpCall{Name: "esdb_register_event_schema", Arguments: map[string]any{"eventType": "io.example.book-acquired",
 			"schema": map[string]any{"type": "object", "properties": map[string]any{"n": map[string]any{"type": "integer"}}, "required": []string{"n"}}}},
 		mcpCall{Name: "esdb_write_events", Arguments: json.RawMessage(candidates("/books/1", "io.example.book-acquired", "/books/2", "io.example.book-acquired"))},
-		mcpCall{Name: "esdb_write_events", Arguments: json.RawMessage(`{"events":[{"source":"https://library.example.com","subject":"/books/3","type":"io.example.book-acquired","data":{"n":"x"}}]}`)},
-		mcpCall{Name: "esdb_write_events", Arguments: json.RawMessage(`{"events":[{"source":"https://library.example.com","subject":"/books/1","type":"io.example.book-acquired","data":{"n":3}}],"preconditions":[{"type":"isSubjectPristine","payload":{"subject":"/books/1"}}]}`)},
+		mcpCall{Name: "esdb_write_events", Arguments: json.RawMessage(refused[0])},
+		mcpCall{Name: "esdb_write_events", Arguments: json.RawMessage(refused[1])},
 	)
 	if o.Error != "" || len(o.Tools) != len(readTools)+2 {
 		t.Fatalf("with --mcp-allow-writes: %s, %d tools", o.Error, len(o.Tools))
@@ -561,10 +560,7 @@ func TestMCPEndpoint(t *testing.T) {
 		t.Fatalf("the write tools: %+v", o.Results[:2])
 	}
 	sameJSON(t, "esdb_write_events", written.Events, payloads(t, inst, "/api/v1/read-events", `{"subject":"/books","options":{"recursive":true}}`, "event"))
-	for i, body := range []string{
-		`{"events":[{"source":"https://library.example.com","subject":"/books/3","type":"io.example.book-acquired","data":{"n":"x"}}]}`,
-		`{"events":[{"source":"https://library.example.com","subject":"/books/1","type":"io.example.book-acquired","data":{"n":3}}],"preconditions":[{"type":"isSubjectPristine","payload":{"subject":"/books/1"}}]}`,
-	} {
+	for i, body := range refused {
 		res, want := o.Results[2+i], inst.Do("POST", "/api/v1/write-events", harness.Token, body)
 		if want.StatusCode == 200 || !res.IsError || res.text(t) != strings.TrimSpace(string(want.Body)) {
 			t.Fatalf("a refused write: %+v; the route answers %d %s", res, want.StatusCode, want.Body)

@@ -62,7 +62,7 @@ func (s *Server) request(ctx context.Context, t tool, args json.RawMessage, extr
 		}
 	}
 	c := newCapture(t.line, s.maxResults, cancel)
-	s.routes().ServeHTTP(c, r)
+	s.routes.ServeHTTP(c, r)
 	return c, nil
 }
 

@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"net/http"
 	"slices"
-	"sync/atomic"
 	"time"
 
 	mcpauth "github.com/modelcontextprotocol/go-sdk/auth"
@@ -50,9 +49,11 @@ type Options struct {
 // its routes.
 type Server struct {
 	maxResults int
-	handler    http.Handler
+	handler    http.Handler // /mcp
 	stopping   context.Context
-	dispatch   atomic.Pointer[http.Handler]
+	// routes is the handler the tools' requests go through, set before
+	// the server starts.
+	routes http.Handler
 }
 
 // New returns the MCP server of opts.
@@ -109,11 +110,9 @@ const instructions = "eventstore is an event store: an append-only log of CloudE
 	"Before writing a query, read the resources " + EventQLURI + " (the EventQL reference) and " + EventTypesURI + " (the event types and their schemas). " +
 	"Answers are bounded: a cut answer says how to continue."
 
-// SetRoutes sets the handler whose routes the tools call: the service's.
-func (s *Server) SetRoutes(h http.Handler) { s.dispatch.Store(&h) }
-
-// routes returns the handler set by SetRoutes.
-func (s *Server) routes() http.Handler { return *s.dispatch.Load() }
+// SetRoutes sets the handler whose routes the tools call, the service's,
+// before the service starts.
+func (s *Server) SetRoutes(h http.Handler) { s.routes = h }
 
 // Route returns the route of /mcp: POST for the client's messages, GET for
 // the server's stream, DELETE to end a session; any valid token may
