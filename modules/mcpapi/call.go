@@ -68,23 +68,17 @@ func (s *Server) request(ctx context.Context, t tool, args json.RawMessage, extr
 
 // result is the tool's result for the answer c of its route.
 func (s *Server) result(t tool, args json.RawMessage, c *capture) *mcp.CallToolResult {
-	if c.status != http.StatusOK {
-		message := strings.TrimSpace(c.body.String())
-		return &mcp.CallToolResult{
-			IsError:           true,
-			Content:           []mcp.Content{&mcp.TextContent{Text: message}},
-			StructuredContent: map[string]any{"status": c.status, "error": message},
+	if message, failed := c.refusal(); failed {
+		structured := map[string]any{"error": message}
+		if c.status != http.StatusOK {
+			structured["status"] = c.status
+		} else {
+			structured[t.items] = c.items // those before the error line
 		}
+		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: message}}, StructuredContent: structured}
 	}
 	if !c.streamed() {
 		return whole(t, c.body.Bytes())
-	}
-	if c.failure != "" {
-		return &mcp.CallToolResult{
-			IsError:           true,
-			Content:           []mcp.Content{&mcp.TextContent{Text: c.failure}},
-			StructuredContent: map[string]any{"error": c.failure, t.items: c.items},
-		}
 	}
 	structured := map[string]any{t.items: c.items, "truncated": c.cut}
 	summary := fmt.Sprintf("%s: %d.", t.items, len(c.items))

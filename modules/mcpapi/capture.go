@@ -107,3 +107,12 @@ func (c *capture) take(line []byte) {
 		c.failure = e.Error
 	}
 }
+
+// refusal returns the route's error, and whether it failed: the text of
+// an answer other than 200, or the message of a stream's error line.
+func (c *capture) refusal() (string, bool) {
+	if c.status != http.StatusOK {
+		return strings.TrimSpace(c.body.String()), true
+	}
+	return c.failure, c.failure != ""
+}

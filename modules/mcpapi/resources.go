@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
-	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -40,11 +38,8 @@ func (s *Server) addResources(server *mcp.Server, eventTypes tool) {
 		if err != nil {
 			return nil, err
 		}
-		switch {
-		case c.status != http.StatusOK:
-			return nil, errors.New(strings.TrimSpace(c.body.String()))
-		case c.failure != "":
-			return nil, errors.New(c.failure)
+		if message, failed := c.refusal(); failed {
+			return nil, errors.New(message)
 		}
 		text, err := json.Marshal(map[string]any{eventTypes.items: c.items, "truncated": c.cut})
 		if err != nil {
